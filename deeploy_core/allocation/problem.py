@@ -1,0 +1,73 @@
+"""The static allocation problem shared by the core, the tiler and allocator plugins.
+
+A block is a buffer that must sit at one fixed offset for the half-open time
+interval ``[lower, upper)``.  Two blocks whose intervals overlap must not
+overlap in memory.  Keeping the problem this plain lets allocator plugins be
+tested on instance files (``id,lower,upper,size``) without a network at hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class AllocationBlock:
+    """One buffer: alive during ``[lower, upper)``, ``size`` bytes long."""
+
+    id: str
+    lower: int
+    upper: int
+    size: int
+
+    def __post_init__(self) -> None:
+        if self.lower >= self.upper:
+            raise ValueError(f"block {self.id!r}: empty lifetime [{self.lower}, {self.upper})")
+        if self.size < 0:
+            raise ValueError(f"block {self.id!r}: negative size {self.size}")
+
+    def overlaps_in_time(self, other: AllocationBlock) -> bool:
+        """Whether both blocks are alive at some common time step."""
+        return self.lower < other.upper and other.lower < self.upper
+
+
+@dataclass(frozen=True)
+class AllocationProblem:
+    """Blocks to place below ``capacity`` bytes (``None``: unbounded, minimise the peak)."""
+
+    blocks: tuple[AllocationBlock, ...]
+    capacity: int | None = None
+    alignment: int = 1
+
+    def __post_init__(self) -> None:
+        ids = [block.id for block in self.blocks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("allocation problem has duplicate block ids")
+        if self.alignment < 1:
+            raise ValueError(f"alignment must be >= 1, got {self.alignment}")
+
+    def lower_bound(self) -> int:
+        """The largest total size alive at one time step: no solution can do better."""
+        events: dict[int, int] = {}
+        for block in self.blocks:
+            events[block.lower] = events.get(block.lower, 0) + block.size
+            events[block.upper] = events.get(block.upper, 0) - block.size
+        alive = best = 0
+        for time in sorted(events):
+            alive += events[time]
+            best = max(best, alive)
+        return best
+
+
+@dataclass(frozen=True)
+class AllocationSolution:
+    """Offsets per block id; ``feasible`` is False when no placement fits the capacity."""
+
+    offsets: dict[str, int] = field(default_factory=dict)
+    feasible: bool = True
+    reason: str = ""
+
+    def peak(self, problem: AllocationProblem) -> int:
+        """The highest address used by any block (the memory the solution needs)."""
+        sizes = {block.id: block.size for block in problem.blocks}
+        return max((offset + sizes[block_id] for block_id, offset in self.offsets.items()), default=0)

@@ -1,0 +1,56 @@
+"""The command group, its plugin switches and the one place user errors are printed."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from deeploy_core.cli.plugins_command import plugins_command
+from deeploy_core.cli.reserved import RESERVED_COMMANDS
+from deeploy_core.cli.session import CliSession
+from deeploy_core.errors import DeeployError
+
+
+class DeeployGroup(click.Group):
+    """A click group that turns :class:`DeeployError` into one line on stderr and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except DeeployError as error:
+            click.echo(f"error: {error}", err=True)
+            ctx.exit(error.exit_code)
+
+
+@click.group(cls=DeeployGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="deeploy-core")
+@click.option("--no-plugins", is_flag=True, help="Load no installed plugins (built-ins stay).")
+@click.option("--disable-plugin", "disabled", multiple=True, metavar="NAME", help="Do not load plugin NAME (repeatable).")
+@click.option("--trace-plugins", is_flag=True, help="Trace plugin loading and every hook call on stderr.")
+@click.pass_context
+def cli(ctx: click.Context, no_plugins: bool, disabled: tuple[str, ...], trace_plugins: bool) -> None:
+    """Compile ONNX networks to C for microcontrollers and multi-core clusters.
+
+    Installed plugins are found through the 'deeploy_core.plugins' entry points;
+    the DEEPLOY_CORE_PLUGINS variable (comma-separated, empty for none) limits
+    which are loaded.
+    """
+    ctx.obj = CliSession(
+        environ=dict(os.environ),
+        no_plugins=no_plugins,
+        disabled=disabled,
+        trace=(lambda text: sys.stderr.write(text)) if trace_plugins else None,
+    )
+
+
+cli.add_command(plugins_command)
+for command in RESERVED_COMMANDS:
+    cli.add_command(command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="deeploy-core")

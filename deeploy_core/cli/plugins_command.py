@@ -1,0 +1,42 @@
+"""``deeploy-core plugins``: what is installed, what it provides and whether it works."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from deeploy_core.cli.session import CliSession
+from deeploy_core.plugins import PluginRecord, PluginStatus
+
+_STATUS_STYLE = {PluginStatus.OK: "green", PluginStatus.FAILED: "red", PluginStatus.DISABLED: "yellow"}
+
+
+@click.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print the listing as JSON.")
+@click.option("--all", "include_builtin", is_flag=True, help="Include the core's built-in plugins.")
+@click.pass_obj
+def plugins_command(session: CliSession, as_json: bool, include_builtin: bool) -> None:
+    """List plugins: name, distribution, version, hooks, extensions and status."""
+    records = session.host.plugins(include_builtin=include_builtin)
+    if as_json:
+        click.echo(json.dumps([record.to_json() for record in records], indent=2, sort_keys=True))
+        return
+    if not records:
+        click.echo("No plugins installed." + ("" if include_builtin else " (--all also lists the built-ins)"))
+        return
+    Console(soft_wrap=True).print(_table(records))
+
+
+def _table(records: list[PluginRecord]) -> Table:
+    table = Table(show_lines=False)
+    for column in ("plugin", "distribution", "version", "provides", "status"):
+        table.add_column(column)
+    for record in records:
+        provides = "; ".join(f"{kind}: {', '.join(sorted(names))}" for kind, names in record.extensions.items() if names)
+        status = record.status.value + (f": {record.error}" if record.error else "")
+        style = _STATUS_STYLE[record.status]
+        table.add_row(record.name, record.distribution, record.version, provides or "-", f"[{style}]{status}[/]")
+    return table

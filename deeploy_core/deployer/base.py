@@ -1,0 +1,53 @@
+"""The base class of platform deployers."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+from deeploy_core.deployer.stages import StageDriver
+
+
+class Deployer(StageDriver, abc.ABC):
+    """A platform's deployer: owns the model, the platform data and every stage.
+
+    Platform plugins subclass it and implement the stages.  Memory-level and
+    tiler behaviour is added around it by :class:`DeployerWrapper` subclasses,
+    never by subclassing the platform deployer, so that any platform composes
+    with any memory-level policy and tiler.
+    """
+
+    platform_name: str = ""
+
+    def __init__(self, **options: Any) -> None:
+        self.options: dict[str, Any] = dict(options)
+        self.allocator: Any = None
+        self.model: Any = None
+
+    @abc.abstractmethod
+    def frontend(self) -> None:
+        """Import and check the model (onnx checker, inliner, opset, shapes)."""
+
+    @abc.abstractmethod
+    def lower(self) -> None:
+        """Rewrite the graph into operators the platform supports."""
+
+    @abc.abstractmethod
+    def parse(self) -> None:
+        """Map every node to an op mapping and build the network context."""
+
+    @abc.abstractmethod
+    def bind(self) -> None:
+        """Choose bindings (types, templates) and plan buffers."""
+
+    @abc.abstractmethod
+    def generate(self) -> Any:
+        """Emit the code and return what was generated."""
+
+    def unwrap(self) -> Deployer:
+        """The platform deployer itself (a wrapper returns the one it wraps, recursively)."""
+        return self
+
+    def wrapper_chain(self) -> tuple[Any, ...]:
+        """Outermost first: every wrapper around the platform deployer, then the deployer."""
+        return (self,)

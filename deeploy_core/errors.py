@@ -1,0 +1,36 @@
+"""Exceptions that reach the user.
+
+Every error a user can cause (a bad model, a wrong option, a broken plugin) is a
+:class:`DeeployError`.  The CLI prints such errors as one line and exits with
+code 2; anything else is a bug in deeploy_core and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class DeeployError(Exception):
+    """An error caused by the user's input, options or installed plugins."""
+
+    exit_code: int = 2
+
+
+class ExtensionNotFoundError(DeeployError, LookupError):
+    """An extension was selected by a name that no loaded plugin registered."""
+
+
+class DuplicateExtensionError(DeeployError):
+    """Two plugins registered an extension of the same kind under the same name."""
+
+
+class PluginError(DeeployError):
+    """A plugin failed while the host was calling into it.
+
+    The message always starts with the plugin's name and distribution so that
+    the user knows whom to blame (or which plugin to disable).
+    """
+
+    def __init__(self, plugin: str, distribution: str, what: str, cause: BaseException) -> None:
+        self.plugin = plugin
+        self.distribution = distribution
+        self.cause = cause
+        super().__init__(f"plugin {plugin!r} ({distribution}) failed {what}: {type(cause).__name__}: {cause}")

@@ -1,0 +1,263 @@
+"""The plugin host: loads plugins behind error boundaries and serves their extensions.
+
+A broken plugin must never take the others down: every import, registration
+and hook call of a plugin is wrapped, and a failure is recorded on that
+plugin's :class:`PluginRecord` (shown by ``deeploy-core plugins``) instead of
+propagating.  Calls into an extension the user selected, on the other hand,
+raise :class:`~deeploy_core.errors.PluginError` naming the plugin, because
+the user asked for that plugin's work and must learn why it failed.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import Any, Callable, Iterable
+
+import pluggy
+
+from deeploy_core import hookspecs
+from deeploy_core.errors import DeeployError, PluginError
+from deeploy_core.extensions import EXTENSION_TYPES, Extension, RegisteredExtension
+from deeploy_core.plugins.discovery import PluginCandidate, discover_plugins
+from deeploy_core.plugins.records import PluginRecord, PluginStatus
+from deeploy_core.plugins.registry import Contribution, ExtensionRegistry, find_conflicts
+from deeploy_core.plugins.selection import PluginSelection
+
+BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (("deeploy_core.builtin", "deeploy_core.builtin.plugin"),)
+"""(plugin name, module) of the core's own plugins, loaded like any other plugin."""
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class PluginHost:
+    """Owns the pluggy manager, the plugin records and the extension registry.
+
+    ``PluginHost()`` is isolated: it loads only the core's built-in plugins,
+    which is what tests want.  ``PluginHost.discover()`` also loads installed
+    plugins through the ``deeploy_core.plugins`` entry points, honouring the
+    user's :class:`PluginSelection`.
+    """
+
+    def __init__(self, *, selection: PluginSelection | None = None, builtins: bool = True) -> None:
+        self.selection = selection or PluginSelection()
+        self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self._manager.add_hookspecs(hookspecs)
+        self._records: dict[str, PluginRecord] = {}
+        self._objects: dict[str, object] = {}
+        self._registry: ExtensionRegistry | None = None
+        self._trace_writer: Callable[[str], None] | None = None
+        if builtins:
+            for name, module in BUILTIN_PLUGINS:
+                self._load_candidate(
+                    PluginCandidate(name, "deeploy-core", _core_version(), module, _module_loader(module)),
+                    builtin=True,
+                )
+
+    @classmethod
+    def discover(
+        cls,
+        selection: PluginSelection | None = None,
+        *,
+        candidates: Iterable[PluginCandidate] | None = None,
+        trace: Callable[[str], None] | None = None,
+    ) -> PluginHost:
+        """A host with every installed plugin the selection allows, loaded in name order."""
+        host = cls(selection=selection)
+        if trace is not None:
+            host.enable_tracing(trace)
+        found = discover_plugins() if candidates is None else sorted(candidates, key=lambda c: (c.name, c.distribution))
+        for candidate in found:
+            host._load_candidate(candidate)
+        return host
+
+    # -- loading -----------------------------------------------------------------------------------
+
+    def add_plugin(self, plugin: object, name: str, distribution: str = "local", version: str = "") -> PluginRecord:
+        """Register an already imported plugin object or module (tests, notebooks, embedding)."""
+        candidate = PluginCandidate(name, distribution, version, _describe(plugin), lambda: plugin)
+        return self._load_candidate(candidate)
+
+    def _load_candidate(self, candidate: PluginCandidate, builtin: bool = False) -> PluginRecord:
+        if candidate.name in self._records:
+            existing = self._records[candidate.name]
+            raise DeeployError(
+                f"two plugins are named {candidate.name!r}: {existing.label} and "
+                f"{candidate.name!r} ({candidate.distribution} {candidate.version})".rstrip()
+            )
+        record = PluginRecord(
+            name=candidate.name,
+            distribution=candidate.distribution,
+            version=candidate.version,
+            source=candidate.source,
+            builtin=builtin,
+        )
+        self._records[record.name] = record
+        self._registry = None
+        excluded = self.selection.why_excluded(record.name, record.distribution, builtin=builtin)
+        if excluded:
+            record.status, record.error = PluginStatus.DISABLED, excluded
+            return record
+        self._trace(f"loading plugin {record.name} from {record.source}")
+        try:
+            plugin = candidate.load()
+        except BaseException as error:  # noqa: BLE001 - a plugin's import may raise anything, even SystemExit
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            record.fail(f"import failed: {_one_line(error)}")
+            return record
+        self._register(plugin, record)
+        return record
+
+    def _register(self, plugin: object, record: PluginRecord) -> None:
+        try:
+            self._manager.register(plugin, name=record.name)
+        except (pluggy.PluginValidationError, ValueError) as error:
+            if self._manager.is_registered(plugin):
+                self._manager.unregister(plugin)
+            record.fail(f"invalid hook implementation: {_one_line(error)}")
+            return
+        callers = self._manager.get_hookcallers(plugin) or []
+        unknown = sorted(caller.name for caller in callers if not caller.has_spec())
+        if unknown:
+            self._manager.unregister(plugin)
+            record.fail(f"unknown hook(s) {', '.join(unknown)}: no such hook specification")
+            return
+        record.hooks = tuple(sorted(caller.name for caller in callers))
+        self._objects[record.name] = plugin
+
+    # -- the registry ------------------------------------------------------------------------------
+
+    @property
+    def registry(self) -> ExtensionRegistry:
+        """The extension table, (re)built on first use after the set of plugins changed."""
+        if self._registry is None:
+            self._registry = self._build_registry()
+        return self._registry
+
+    def _build_registry(self) -> ExtensionRegistry:
+        contributions: list[Contribution] = []
+        for record in self._loaded_records():
+            record.extensions = {}
+            contributions.extend(self._collect(record))
+        for plugin_name, reason in find_conflicts(contributions).items():
+            self._records[plugin_name].fail(reason)
+        working = [c for c in contributions if c.record.status is PluginStatus.OK]
+        return ExtensionRegistry(working)
+
+    def _loaded_records(self) -> list[PluginRecord]:
+        return [
+            self._records[name]
+            for name in sorted(self._records)
+            if name in self._objects and self._records[name].status is PluginStatus.OK
+        ]
+
+    def _collect(self, record: PluginRecord) -> list[Contribution]:
+        """Call every registry hook of one plugin; any failure fails the whole plugin."""
+        others = [other for name, other in self._objects.items() if name != record.name]
+        contributions: list[Contribution] = []
+        for hook_name, kind in hookspecs.HOOK_KINDS.items():
+            if hook_name not in record.hooks:
+                continue
+            expected = EXTENSION_TYPES[kind]
+
+            def register(extension: Extension, _expected: type[Extension] = expected, _hook: str = hook_name) -> None:
+                if not isinstance(extension, _expected):
+                    raise TypeError(f"{_hook} must register {_expected.__name__}, got {type(extension).__name__}")
+                contributions.append(Contribution(record, extension))
+                record.extensions.setdefault(extension.kind, []).append(extension.name)
+
+            caller = self._manager.subset_hook_caller(hook_name, remove_plugins=others)
+            try:
+                returned = [value for value in caller(register=register) if value is not None]
+            except Exception as error:  # noqa: BLE001 - the error boundary of a plugin's hook
+                record.fail(f"{hook_name} raised {_one_line(error)}")
+                return []
+            if returned:
+                record.fail(f"{hook_name} returned {type(returned[0]).__name__}; registry hooks call register() and return None")
+                return []
+        return contributions
+
+    # -- queries -----------------------------------------------------------------------------------
+
+    def plugins(self, *, include_builtin: bool = True, include_disabled: bool = True) -> list[PluginRecord]:
+        """Records of every plugin seen, sorted by name (the registry is built first)."""
+        self.registry  # noqa: B018 - building the registry may mark plugins failed
+        return [
+            record
+            for name, record in sorted(self._records.items())
+            if (include_builtin or not record.builtin) and (include_disabled or record.status is not PluginStatus.DISABLED)
+        ]
+
+    def record(self, name: str) -> PluginRecord:
+        """The record of the plugin called ``name``."""
+        self.registry  # noqa: B018
+        return self._records[name]
+
+    def extension(self, kind: str, name: str) -> Extension:
+        """The descriptor registered as ``name`` for ``kind``."""
+        return self.registry.get(kind, name).extension
+
+    def extensions(self, kind: str) -> list[Extension]:
+        """Every descriptor of ``kind``, sorted by name."""
+        return [registered.extension for registered in self.registry.all(kind)]
+
+    def registered(self, kind: str, name: str) -> RegisteredExtension:
+        """The descriptor together with the plugin that registered it."""
+        return self.registry.get(kind, name)
+
+    def create(self, kind: str, name: str, *args: Any, **options: Any) -> Any:
+        """Call the factory of extension ``name``; a failure inside it names the plugin."""
+        registered = self.registry.get(kind, name)
+        try:
+            return registered.extension.factory(*args, **options)
+        except PluginError:
+            raise
+        except Exception as error:  # noqa: BLE001 - re-raised with the plugin named
+            origin = registered.origin
+            raise PluginError(origin.plugin, f"{origin.distribution} {origin.version}".strip(),
+                              f"creating {kind} {name!r}", error) from error
+
+    def check_pending(self) -> None:
+        """Fail loudly if any registered plugin implements a hook no specification knows."""
+        try:
+            self._manager.check_pending()
+        except pluggy.PluginValidationError as error:
+            raise DeeployError(f"plugin {error.plugin!r}: {_one_line(error)}") from error
+
+    # -- tracing -----------------------------------------------------------------------------------
+
+    def enable_tracing(self, write: Callable[[str], None]) -> None:
+        """Send pluggy's trace of every hook call (and plugin loads) to ``write``."""
+        self._trace_writer = write
+        self._manager.trace.root.setwriter(write)
+        self._manager.enable_tracing()
+
+    def _trace(self, message: str) -> None:
+        if self._trace_writer is not None:
+            self._trace_writer(f"[deeploy_core] {message}\n")
+
+
+def _module_loader(module: str) -> Callable[[], ModuleType]:
+    def load() -> ModuleType:
+        __import__(module)
+        return sys.modules[module]
+
+    return load
+
+
+def _describe(plugin: object) -> str:
+    if isinstance(plugin, ModuleType):
+        return plugin.__name__
+    return f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+
+
+def _core_version() -> str:
+    from deeploy_core import __version__
+
+    return __version__
+
+

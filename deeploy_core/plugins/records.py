@@ -1,0 +1,66 @@
+"""What the host knows about each plugin: where it came from and whether it works."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class PluginStatus(str, Enum):
+    """``ok``: in use; ``failed``: broken, contributes nothing; ``disabled``: switched off by the user."""
+
+    OK = "ok"
+    FAILED = "failed"
+    DISABLED = "disabled"
+
+
+@dataclass
+class PluginRecord:
+    """One plugin as listed by ``deeploy-core plugins``.
+
+    ``error`` holds the one-line reason for ``failed`` and ``disabled``.
+    ``extensions`` maps an extension kind to the names the plugin registered.
+    """
+
+    name: str
+    distribution: str
+    version: str = ""
+    source: str = ""
+    builtin: bool = False
+    status: PluginStatus = PluginStatus.OK
+    error: str = ""
+    hooks: tuple[str, ...] = ()
+    extensions: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The extension kinds this plugin registered at least one extension of."""
+        return tuple(kind for kind, names in self.extensions.items() if names)
+
+    def fail(self, reason: str) -> None:
+        """Mark the plugin broken; the first reason is the one that is kept."""
+        if self.status is not PluginStatus.FAILED:
+            self.status = PluginStatus.FAILED
+            self.error = reason
+
+    @property
+    def label(self) -> str:
+        """``name (distribution version)``: how error messages name a plugin."""
+        detail = f"{self.distribution} {self.version}".strip()
+        return f"{self.name!r} ({detail})"
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain-data view for ``plugins --json``."""
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "source": self.source,
+            "builtin": self.builtin,
+            "status": self.status.value,
+            "error": self.error or None,
+            "hooks": list(self.hooks),
+            "kinds": list(self.kinds),
+            "extensions": {kind: sorted(names) for kind, names in self.extensions.items() if names},
+        }

@@ -1,0 +1,56 @@
+"""pytest fixtures for testing deeploy_core plugins (registered through the ``pytest11`` entry point).
+
+None of them loads the plugins installed in the environment unless the test
+asks for it with ``installed_plugin_host``: a test must not pass or fail
+because of what else happens to be installed.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+
+from deeploy_core.plugins import PluginHost, PluginRecord, PluginSelection, PluginStatus
+
+
+class PluginLoadFailed(AssertionError):
+    """Raised by ``register_plugin`` when the plugin did not load, carrying the host's reason."""
+
+
+@pytest.fixture
+def plugin_host() -> PluginHost:
+    """A host with the core's built-in plugins only."""
+    return PluginHost()
+
+
+@pytest.fixture
+def register_plugin(plugin_host: PluginHost) -> Callable[..., PluginRecord]:
+    """Register a plugin object or module into ``plugin_host``.
+
+    ``register_plugin(plugin, name="mine")`` returns the plugin's record and,
+    unless ``expect_failure=True``, fails the test with the host's reason if
+    the plugin did not load or its registry hooks failed.
+    """
+
+    def register(
+        plugin: object,
+        name: str | None = None,
+        distribution: str = "local",
+        version: str = "",
+        expect_failure: bool = False,
+    ) -> PluginRecord:
+        plugin_name = name or getattr(plugin, "__name__", type(plugin).__name__)
+        plugin_host.add_plugin(plugin, name=plugin_name, distribution=distribution, version=version)
+        record = plugin_host.record(plugin_name)
+        if not expect_failure and record.status is not PluginStatus.OK:
+            raise PluginLoadFailed(f"plugin {plugin_name!r} {record.status.value}: {record.error}")
+        return record
+
+    return register
+
+
+@pytest.fixture
+def installed_plugin_host() -> PluginHost:
+    """A host with every plugin installed in the environment (what the CLI sees without switches)."""
+    return PluginHost.discover(PluginSelection())

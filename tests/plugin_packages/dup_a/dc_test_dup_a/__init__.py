@@ -1,0 +1,1 @@
+"""Test plugin package dup_a for deeploy_core's plugin host tests."""

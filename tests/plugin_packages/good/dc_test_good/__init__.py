@@ -1,0 +1,1 @@
+"""Test plugin package good for deeploy_core's plugin host tests."""

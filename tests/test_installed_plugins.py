@@ -1,0 +1,151 @@
+"""Plugins installed with a real ``pip install`` into a fresh venv, seen through the CLI.
+
+The venv reuses this environment's packages (deeploy-core and its dependencies)
+through a site directory, so only the tiny test plugins under
+``tests/plugin_packages`` are installed, offline, into it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PACKAGES = Path(__file__).parent / "plugin_packages"
+PLUGIN_DIRS = sorted(path for path in PACKAGES.iterdir() if (path / "pyproject.toml").exists())
+
+
+@pytest.fixture(scope="session")
+def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv holding the test plugins; returns its python executable."""
+    root = tmp_path_factory.mktemp("plugin-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    python = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    target_site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    parent_sites = [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]
+    lines = [f"import site; site.addsitedir({path!r})" for path in dict.fromkeys(parent_sites)]
+    Path(target_site, "deeploy_core_parent_env.pth").write_text("\n".join(lines) + "\n")
+    build_dir = tmp_path_factory.mktemp("plugin-build")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+         "--no-index", "--no-build-isolation", "--no-cache-dir", *map(str, PLUGIN_DIRS)],
+        check=True, cwd=build_dir,
+    )
+    return python
+
+
+def run_cli(python: Path, *args: str, allow_list: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if key != "DEEPLOY_CORE_PLUGINS"}
+    if allow_list is not None:
+        env["DEEPLOY_CORE_PLUGINS"] = allow_list
+    return subprocess.run([str(python), "-m", "deeploy_core", *args], capture_output=True, text=True, env=env)
+
+
+def listing(python: Path, *switches: str, allow_list: str | None = None) -> dict[str, dict[str, Any]]:
+    result = run_cli(python, *switches, "plugins", "--json", allow_list=allow_list)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return {entry["name"]: entry for entry in json.loads(result.stdout) if entry["name"] != "deeploy_core.builtin"}
+
+
+def test_installed_plugin_is_discovered_and_listed(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv)
+    good = plugins["toy"]
+    assert good["status"] == "ok" and good["error"] is None
+    assert good["distribution"] == "dc-test-good" and good["version"] == "1.2.0"
+    assert good["extensions"] == {
+        "allocator": ["toy-bump"],
+        "memory_level": ["toy-levels"],
+        "platform": ["toy"],
+        "tiler": ["toy-tiler"],
+    }
+    assert good["hooks"] == ["register_allocators", "register_memory_levels", "register_platforms", "register_tilers"]
+
+
+def test_listing_is_sorted_by_name(plugin_venv: Path) -> None:
+    names = list(listing(plugin_venv))
+    assert names == sorted(names)
+
+
+def test_each_broken_plugin_is_reported_with_its_reason(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv)
+    assert plugins["broken-import"]["status"] == "failed"
+    assert "import failed: ModuleNotFoundError" in plugins["broken-import"]["error"]
+    assert "dc_test_this_dependency_is_not_installed" in plugins["broken-import"]["error"]
+    assert plugins["bad-hookimpl"]["status"] == "failed"
+    assert "invalid hook implementation" in plugins["bad-hookimpl"]["error"]
+    assert "capacity" in plugins["bad-hookimpl"]["error"]
+    assert plugins["raising-hook"]["status"] == "failed"
+    assert plugins["raising-hook"]["error"] == "register_allocators raised RuntimeError: allocator table is corrupt"
+    assert plugins["unknown-hook"]["status"] == "failed"
+    assert "register_alocators" in plugins["unknown-hook"]["error"]
+
+
+def test_duplicate_allocator_names_fail_both_plugins_naming_each_other(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv)
+    assert plugins["dup-a"]["status"] == plugins["dup-b"]["status"] == "failed"
+    assert "'dup-b' (dc-test-dup-b 2.0.0)" in plugins["dup-a"]["error"]
+    assert "'dup-a' (dc-test-dup-a 1.0.0)" in plugins["dup-b"]["error"]
+    assert "allocator 'shared-name'" in plugins["dup-a"]["error"]
+
+
+def test_host_keeps_working_next_to_broken_plugins(plugin_venv: Path) -> None:
+    result = run_cli(plugin_venv, "plugins")
+    assert result.returncode == 0, result.stderr
+    for name in ("toy", "broken-import", "bad-hookimpl", "raising-hook", "dup-a", "dup-b", "unknown-hook"):
+        assert name in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_allow_list_environment_variable(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv, allow_list="toy,dc-test-dup-a")
+    assert plugins["toy"]["status"] == "ok"
+    assert plugins["dup-a"]["status"] == "ok", "dup-b is not loaded, so dup-a no longer conflicts"
+    assert plugins["dup-b"] == {**plugins["dup-b"], "status": "disabled", "error": "not listed in DEEPLOY_CORE_PLUGINS"}
+    assert plugins["broken-import"]["status"] == "disabled"
+
+
+def test_empty_allow_list_loads_no_plugin(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv, allow_list="")
+    assert {entry["status"] for entry in plugins.values()} == {"disabled"}
+
+
+def test_no_plugins_switch(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv, "--no-plugins")
+    assert {entry["error"] for entry in plugins.values()} == {"disabled by --no-plugins"}
+    everything = json.loads(run_cli(plugin_venv, "--no-plugins", "plugins", "--json", "--all").stdout)
+    builtin = [entry for entry in everything if entry["builtin"]]
+    assert builtin and all(entry["status"] == "ok" for entry in builtin), "built-ins stay with --no-plugins"
+
+
+def test_disable_plugin_switch(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv, "--disable-plugin", "dup-b", "--disable-plugin", "dc-test-raising-hook")
+    assert plugins["dup-b"]["status"] == "disabled" and plugins["dup-b"]["error"] == "disabled by --disable-plugin"
+    assert plugins["raising-hook"]["status"] == "disabled"
+    assert plugins["dup-a"]["status"] == "ok"
+    assert plugins["toy"]["status"] == "ok"
+
+
+def test_disable_unknown_plugin_warns(plugin_venv: Path) -> None:
+    result = run_cli(plugin_venv, "--disable-plugin", "no-such-plugin", "plugins", "--json")
+    assert result.returncode == 0
+    assert "warning: --disable-plugin no-such-plugin: no plugin of that name is installed" in result.stderr
+
+
+def test_trace_plugins_switch(plugin_venv: Path) -> None:
+    quiet = run_cli(plugin_venv, "plugins", "--json")
+    traced = run_cli(plugin_venv, "--trace-plugins", "plugins", "--json")
+    assert quiet.stderr == ""
+    assert "[deeploy_core] loading plugin toy from dc_test_good.plugin" in traced.stderr
+    assert "register_platforms" in traced.stderr and "finish" in traced.stderr
+    assert json.loads(traced.stdout) == json.loads(quiet.stdout), "tracing goes to stderr only"
