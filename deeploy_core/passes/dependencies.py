@@ -41,8 +41,10 @@ def resolve_dependencies(passes: Sequence[Pass[Any]]) -> DependencyGraph:
     ``depends_on`` set, by name, before the dependencies of those
     dependencies).  Later instances with that name are treated as references
     to the winner, so configure a pass by listing it in the pipeline, or give
-    differently configured instances different names.  A class listed as a dependency is
-    instantiated (once) without arguments.
+    differently configured instances different names.  A class listed as a
+    dependency refers to the registered instance of exactly that class under
+    the class name if there is one, and is otherwise instantiated (once)
+    without arguments.
 
     Raises:
         PassDependencyCycleError: if the dependencies form a cycle.
@@ -62,6 +64,13 @@ def resolve_dependencies(passes: Sequence[Pass[Any]]) -> DependencyGraph:
         if isinstance(dep, Pass):
             return dep
         if dep not in instances_of_class:
+            # Reuse an already listed instance of exactly this class under the
+            # default name: this is what lets a pass depend on a class whose
+            # constructor needs arguments, provided an instance is listed.
+            listed = registry.get(dep.__name__)
+            if listed is not None and type(listed) is dep:
+                instances_of_class[dep] = listed
+                return listed
             try:
                 instances_of_class[dep] = dep()
             except TypeError as exc:

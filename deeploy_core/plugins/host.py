@@ -222,11 +222,21 @@ class PluginHost:
                               f"creating {kind} {name!r}", error) from error
 
     def check_pending(self) -> None:
-        """Fail loudly if any registered plugin implements a hook no specification knows."""
-        try:
-            self._manager.check_pending()
-        except pluggy.PluginValidationError as error:
-            raise DeeployError(f"plugin {error.plugin!r}: {_one_line(error)}") from error
+        """Fail loudly if any registered plugin implements a hook no specification knows.
+
+        Plugins loaded through the host are already checked one by one (and
+        marked failed); this catches plugins registered behind its back.
+        """
+        problems = []
+        for hook_name in sorted(vars(self._manager.hook)):
+            caller = getattr(self._manager.hook, hook_name)
+            if caller.has_spec():
+                continue
+            for implementation in caller.get_hookimpls():
+                if not implementation.optionalhook:
+                    problems.append(f"plugin {implementation.plugin_name!r} implements unknown hook {hook_name!r}")
+        if problems:
+            raise DeeployError("; ".join(problems))
 
     # -- tracing -----------------------------------------------------------------------------------
 

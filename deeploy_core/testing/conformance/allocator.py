@@ -64,8 +64,9 @@ class AllocatorConformance:
         assert find_allocation_errors(problem, solution) == []
         assert solution.peak(problem) >= problem.lower_bound()
 
-    def test_fits_a_capacity_at_the_lower_bound_when_the_greedy_order_does(self, allocator: Any) -> None:
-        problem = _chain_problem(capacity=_chain_problem().lower_bound())
+    def test_fits_a_capacity_that_holds_every_block_side_by_side(self, allocator: Any) -> None:
+        blocks = _chain_problem().blocks
+        problem = AllocationProblem(blocks=blocks, capacity=sum(block.size for block in blocks))
         solution = self._solve(allocator, problem)
         assert solution.feasible, solution.reason
         assert find_allocation_errors(problem, solution) == []

@@ -1,0 +1,154 @@
+"""The pytest plugin shipped for plugin authors, exercised the way they use it (through pytester)."""
+
+from __future__ import annotations
+
+import pytest
+
+GOOD_PLUGIN = '''
+from deeploy_core import AllocatorExtension, hookimpl
+from deeploy_core.allocation import AllocationSolution
+
+
+class PackedAllocator:
+    """Stacks blocks on top of the highest live one (valid, not optimal)."""
+
+    def solve(self, problem):
+        offsets, placed = {}, []
+        for block in sorted(problem.blocks, key=lambda b: (b.lower, b.id)):
+            top = max((offsets[o.id] + o.size for o in placed if o.overlaps_in_time(block)), default=0)
+            top = -(-top // problem.alignment) * problem.alignment
+            offsets[block.id] = top
+            placed.append(block)
+        peak = max((offsets[b.id] + b.size for b in problem.blocks), default=0)
+        if problem.capacity is not None and peak > problem.capacity:
+            return AllocationSolution(offsets=offsets, feasible=False, reason=f"needs {peak}")
+        return AllocationSolution(offsets=offsets)
+
+
+@hookimpl
+def register_allocators(register):
+    register(AllocatorExtension(name="packed", factory=PackedAllocator, description="stacked placement"))
+'''
+
+
+def test_fixtures_are_available_without_configuration(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        my_allocator_plugin=GOOD_PLUGIN,
+        test_fixtures='''
+from deeploy_core.plugins import PluginStatus
+import my_allocator_plugin
+
+
+def test_register(plugin_host, register_plugin):
+    record = register_plugin(my_allocator_plugin, name="mine")
+    assert record.status is PluginStatus.OK
+    assert [e.name for e in plugin_host.extensions("allocator")] == ["first-fit", "packed"]
+
+
+def test_host_is_isolated(plugin_host):
+    assert [r.name for r in plugin_host.plugins()] == ["deeploy_core.builtin"]
+
+
+def test_register_failure_is_reported(register_plugin):
+    class Broken:
+        from deeploy_core import hookimpl
+
+        @hookimpl
+        def register_allocators(self, register):
+            raise RuntimeError("kaput")
+
+    register_plugin(Broken(), name="broken")
+''',
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*PluginLoadFailed: plugin 'broken' failed: register_allocators raised RuntimeError: kaput*"])
+
+
+def test_conformance_suites_pass_for_a_good_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        my_allocator_plugin=GOOD_PLUGIN,
+        test_conformance='''
+import my_allocator_plugin
+from deeploy_core.testing import AllocatorConformance, PluginConformance
+
+
+class TestPlugin(PluginConformance):
+    plugin = my_allocator_plugin
+    plugin_name = "packed-plugin"
+
+
+class TestAllocator(AllocatorConformance):
+    plugin = my_allocator_plugin
+    allocator_name = "packed"
+''',
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=11)
+
+
+def test_conformance_catches_a_wrong_allocator(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        overlapping_plugin='''
+from deeploy_core import AllocatorExtension, hookimpl
+from deeploy_core.allocation import AllocationSolution
+
+
+class EverythingAtZero:
+    def solve(self, problem):
+        return AllocationSolution(offsets={block.id: 0 for block in problem.blocks})
+
+
+@hookimpl
+def register_allocators(register):
+    register(AllocatorExtension(name="zero", factory=EverythingAtZero))
+''',
+        test_conformance='''
+import overlapping_plugin
+from deeploy_core.testing import AllocatorConformance, PluginConformance
+
+
+class TestPlugin(PluginConformance):
+    plugin = overlapping_plugin
+
+
+class TestAllocator(AllocatorConformance):
+    plugin = overlapping_plugin
+    allocator_name = "zero"
+''',
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "*TestPlugin::test_extensions_are_described FAILED*",
+            "*TestAllocator::test_unbounded_problem_is_solved_validly FAILED*",
+            "*TestAllocator::test_reports_infeasible_below_the_lower_bound FAILED*",
+            "*TestAllocator::test_is_deterministic PASSED*",
+        ]
+    )
+
+
+def test_conformance_without_a_plugin_fails_clearly(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_conformance='''
+from deeploy_core.testing import PluginConformance
+
+
+class TestForgotPlugin(PluginConformance):
+    pass
+''',
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=5)
+    result.stdout.fnmatch_lines(["*TestForgotPlugin must set the class attribute 'plugin'*"])
+
+
+def test_installed_plugin_host_fixture_sees_entry_points(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_installed='''
+def test_installed(installed_plugin_host):
+    names = [record.name for record in installed_plugin_host.plugins()]
+    assert "deeploy_core.builtin" in names
+''',
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
