@@ -93,9 +93,7 @@ def resolve_dependencies(passes: Sequence[Pass[Any]]) -> DependencyGraph:
     def visit(name: str) -> None:
         # Register a pass's whole dependency set before descending into it:
         # that is the "first listed" order documented above.
-        deps = unique_by_name(
-            (instantiate(d, name) for d in registry[name].depends_on()), name
-        )
+        deps = unique_by_name((instantiate(d, name) for d in registry[name].depends_on()), name)
         for dep in deps:
             registry.setdefault(dep.name, dep)
         dependencies[name] = tuple(dep.name for dep in deps)

@@ -98,9 +98,7 @@ class Pipeline(Pass[GraphT]):
         """Nothing: the children's dependencies are resolved inside."""
         return set()
 
-    def apply_pass(
-        self, graph: GraphT, pipeline_results: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    def apply_pass(self, graph: GraphT, pipeline_results: dict[str, Any]) -> dict[str, Any] | None:
         """Run the passes, ensuring their dependencies first.
 
         ``pipeline_results`` is read for (and receives) the results of all

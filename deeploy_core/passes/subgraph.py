@@ -42,7 +42,7 @@ class Subgraph:
         if not isinstance(other, Subgraph):
             return NotImplemented
         return len(self.nodes) == len(other.nodes) and all(
-            a is b for a, b in zip(self.nodes, other.nodes)
+            a is b for a, b in zip(self.nodes, other.nodes, strict=True)
         )
 
     def __hash__(self) -> int:

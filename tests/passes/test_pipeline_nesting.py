@@ -134,9 +134,7 @@ def test_analysis_run_after_change_inside_nested_pipeline_stays_valid(
     chain_graph: Any,
 ) -> None:
     graph = chain_graph(["Relu"])
-    outer = Pipeline(
-        [Pipeline([ReluToSigmoid(), OpCensus()], name="stage"), UsesCensus()]
-    )
+    outer = Pipeline([Pipeline([ReluToSigmoid(), OpCensus()], name="stage"), UsesCensus()])
     outer.apply_pass(graph, {})
     # The census ran after the rewrite, inside the stage; the stage's own
     # modifications must not make it stale again at the outer level.

@@ -100,9 +100,7 @@ class ClaimsNodesButDoesNothing(Pass[gs.Graph]):
 def test_analysis_not_rerun_after_unrelated_modification(chain_graph: Any) -> None:
     graph = chain_graph(["Relu", "Relu", "Relu"])
     results: dict[str, Any] = {}
-    returned = Pipeline([Reader("before"), TagNodes(), Reader("after")]).apply_pass(
-        graph, results
-    )
+    returned = Pipeline([Reader("before"), TagNodes(), Reader("after")]).apply_pass(graph, results)
     # TagNodes modified only Attributes; CountNodes only cares about Nodes.
     assert LOG == ["CountNodes", "before", "TagNodes", "after"]
     assert all(node.attrs["tag"] == 1 for node in graph.nodes)
@@ -123,9 +121,9 @@ def test_analysis_rerun_after_relevant_modification(chain_graph: Any) -> None:
 def test_pass_returning_none_triggers_no_rerun(chain_graph: Any) -> None:
     graph = chain_graph(["Relu"])
     results: dict[str, Any] = {}
-    Pipeline(
-        [Reader("before"), ClaimsNodesButDoesNothing(), Reader("after")]
-    ).apply_pass(graph, results)
+    Pipeline([Reader("before"), ClaimsNodesButDoesNothing(), Reader("after")]).apply_pass(
+        graph, results
+    )
     assert LOG == ["CountNodes", "before", "ClaimsNodesButDoesNothing", "after"]
     assert "ClaimsNodesButDoesNothing" not in results
 
@@ -163,9 +161,7 @@ def test_default_should_reapply_is_conservative(chain_graph: Any) -> None:
 def test_modified_since_bookkeeping(chain_graph: Any) -> None:
     graph = chain_graph(["Relu"])
     results = PipelineResults()
-    Pipeline([CountNodes(), TagNodes(), ClaimsNodesButDoesNothing()]).apply_pass(
-        graph, results
-    )
+    Pipeline([CountNodes(), TagNodes(), ClaimsNodesButDoesNothing()]).apply_pass(graph, results)
     assert results.modified_since == {
         "CountNodes": Modifies.Attributes,
         "TagNodes": Modifies.Nothing,

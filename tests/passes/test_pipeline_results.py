@@ -85,7 +85,7 @@ def test_pipeline_returns_none_when_nothing_changed(chain_graph: Any) -> None:
 
 
 def test_empty_pipeline(chain_graph: Any) -> None:
-    pipeline = Pipeline([])
+    pipeline: Pipeline[Any] = Pipeline([])
     assert pipeline.apply_pass(chain_graph(["Relu"]), {}) is None
     assert pipeline.modifies() == Modifies.Nothing
     assert not pipeline.should_reapply(Modifies.Everything)

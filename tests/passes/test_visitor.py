@@ -68,7 +68,7 @@ def test_topological_order_without_mutating_graph(chain_graph: Any) -> None:
     recorder.apply_pass(graph, {})
     assert [name for _, name in recorder.visited] == ["n0", "n1", "n2", "n3"]
     assert len(graph.nodes) == len(before)
-    assert all(a is b for a, b in zip(graph.nodes, before))
+    assert all(a is b for a, b in zip(graph.nodes, before, strict=True))
 
 
 def test_order_is_stable_among_independent_nodes() -> None:
