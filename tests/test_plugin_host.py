@@ -106,6 +106,7 @@ def test_plugin_that_registers_a_partial_set_then_raises_contributes_nothing() -
     host.add_plugin(Half(), name="half")
     with pytest.raises(ExtensionNotFoundError):
         host.extension("allocator", "half")
+    assert host.record("half").extensions == {} and host.record("half").status is PluginStatus.FAILED
 
 
 def test_registering_the_wrong_descriptor_type_fails_the_plugin() -> None:

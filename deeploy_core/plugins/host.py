@@ -42,7 +42,13 @@ class PluginHost:
     user's :class:`PluginSelection`.
     """
 
-    def __init__(self, *, selection: PluginSelection | None = None, builtins: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        selection: PluginSelection | None = None,
+        builtins: bool = True,
+        trace: Callable[[str], None] | None = None,
+    ) -> None:
         self.selection = selection or PluginSelection()
         self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._manager.add_hookspecs(hookspecs)
@@ -50,6 +56,8 @@ class PluginHost:
         self._objects: dict[str, object] = {}
         self._registry: ExtensionRegistry | None = None
         self._trace_writer: Callable[[str], None] | None = None
+        if trace is not None:
+            self.enable_tracing(trace)
         if builtins:
             for name, module in BUILTIN_PLUGINS:
                 self._load_candidate(
@@ -66,9 +74,7 @@ class PluginHost:
         trace: Callable[[str], None] | None = None,
     ) -> PluginHost:
         """A host with every installed plugin the selection allows, loaded in name order."""
-        host = cls(selection=selection)
-        if trace is not None:
-            host.enable_tracing(trace)
+        host = cls(selection=selection, trace=trace)
         found = discover_plugins() if candidates is None else sorted(candidates, key=lambda c: (c.name, c.distribution))
         for candidate in found:
             host._load_candidate(candidate)
@@ -162,22 +168,17 @@ class PluginHost:
         for hook_name, kind in hookspecs.HOOK_KINDS.items():
             if hook_name not in record.hooks:
                 continue
-            expected = EXTENSION_TYPES[kind]
-
-            def register(extension: Extension, _expected: type[Extension] = expected, _hook: str = hook_name) -> None:
-                if not isinstance(extension, _expected):
-                    raise TypeError(f"{_hook} must register {_expected.__name__}, got {type(extension).__name__}")
-                contributions.append(Contribution(record, extension))
-                record.extensions.setdefault(extension.kind, []).append(extension.name)
-
+            register = _RegisterCallback(record, EXTENSION_TYPES[kind], hook_name, contributions)
             caller = self._manager.subset_hook_caller(hook_name, remove_plugins=others)
             try:
                 returned = [value for value in caller(register=register) if value is not None]
             except Exception as error:  # noqa: BLE001 - the error boundary of a plugin's hook
                 record.fail(f"{hook_name} raised {_one_line(error)}")
+                record.extensions = {}
                 return []
             if returned:
                 record.fail(f"{hook_name} returned {type(returned[0]).__name__}; registry hooks call register() and return None")
+                record.extensions = {}
                 return []
         return contributions
 
@@ -249,6 +250,30 @@ class PluginHost:
     def _trace(self, message: str) -> None:
         if self._trace_writer is not None:
             self._trace_writer(f"[deeploy_core] {message}\n")
+
+
+class _RegisterCallback:
+    """The ``register`` argument of one registry hook call for one plugin.
+
+    A class rather than a closure so that ``--trace-plugins`` shows what it is.
+    """
+
+    def __init__(
+        self, record: PluginRecord, expected: type[Extension], hook_name: str, contributions: list[Contribution]
+    ) -> None:
+        self.record = record
+        self.expected = expected
+        self.hook_name = hook_name
+        self.contributions = contributions
+
+    def __call__(self, extension: Extension) -> None:
+        if not isinstance(extension, self.expected):
+            raise TypeError(f"{self.hook_name} must register {self.expected.__name__}, got {type(extension).__name__}")
+        self.contributions.append(Contribution(self.record, extension))
+        self.record.extensions.setdefault(extension.kind, []).append(extension.name)
+
+    def __repr__(self) -> str:
+        return f"<register {self.expected.kind} for plugin {self.record.name!r}>"
 
 
 def _module_loader(module: str) -> Callable[[], ModuleType]:
