@@ -36,6 +36,8 @@ def compose_deployer(host: PluginHost, choice: DeployerChoice) -> Deployer:
     if not callable(getattr(allocator, "solve", None)):
         _blame(host, "allocator", choice.allocator, f"returned {type(allocator).__name__}, which has no solve()")
     deployer.allocator = allocator
+    deployer.allocator_name = choice.allocator
+    deployer.host = host
 
     if choice.memory_level is not None:
         _check_platform_fit(host, "memory_level", choice.memory_level, choice.platform)

@@ -8,8 +8,11 @@ from typing import Any
 
 import click
 
+from deeploy_core.cli.analyze_command import analyze_command
+from deeploy_core.cli.compile_command import compile_command
 from deeploy_core.cli.plugins_command import plugins_command
-from deeploy_core.cli.reserved import RESERVED_COMMANDS
+from deeploy_core.cli.supported_ops_command import supported_ops_command
+from deeploy_core.cli.validate_command import validate_command
 from deeploy_core.cli.session import CliSession
 from deeploy_core.errors import DeeployError
 
@@ -46,8 +49,7 @@ def cli(ctx: click.Context, no_plugins: bool, disabled: tuple[str, ...], trace_p
     )
 
 
-cli.add_command(plugins_command)
-for command in RESERVED_COMMANDS:
+for command in (plugins_command, compile_command, validate_command, analyze_command, supported_ops_command):
     cli.add_command(command)
 
 

@@ -22,6 +22,8 @@ class Deployer(StageDriver, abc.ABC):
     def __init__(self, **options: Any) -> None:
         self.options: dict[str, Any] = dict(options)
         self.allocator: Any = None
+        self.allocator_name: str = ""
+        self.host: Any = None
         self.model: Any = None
 
     @abc.abstractmethod

@@ -9,7 +9,7 @@ another stage itself; only the driver does.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 STAGES: tuple[str, ...] = ("frontend", "lower", "parse", "bind", "generate")
 """Stage method names in the order the driver runs them."""
@@ -20,10 +20,15 @@ class StageDriver:
 
     stages: ClassVar[tuple[str, ...]] = STAGES
 
-    def deploy(self, model: Any) -> Any:
-        """Run all stages on ``model`` and return what the last stage returned."""
+    def deploy(self, model: Any, progress: Callable[[str], None] | None = None) -> Any:
+        """Run all stages on ``model`` and return what the last stage returned.
+
+        ``progress`` is told the name of each stage before it starts.
+        """
         self.model = model
         result: Any = None
         for stage in self.stages:
+            if progress is not None:
+                progress(stage)
             result = getattr(self, stage)()
         return result

@@ -1,0 +1,90 @@
+"""The Python API behind the command line: compile and validate a model by platform name."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+
+from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
+from deeploy_core.compose import DeployerChoice, compose_deployer
+from deeploy_core.deployer import Deployer
+from deeploy_core.frontend.importer import read_model
+from deeploy_core.network import GeneratedNetwork
+from deeploy_core.plugins import PluginHost
+from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_network
+from deeploy_core.validate.data import bind_inputs, graph_input_specs, load_npz_by_position, random_inputs
+from deeploy_core.validate.reference import run_reference
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What to compile for: platform and the optional wrappers, by name."""
+
+    platform: str
+    memory_level: str | None = None
+    tiler: str | None = None
+    allocator: str = DEFAULT_ALLOCATOR
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    network_name: str | None = None
+
+
+def compile_model(
+    model_path: Path, options: CompileOptions, host: PluginHost, progress: Callable[[str], None] | None = None
+) -> tuple[Deployer, GeneratedNetwork]:
+    """Compose the deployer the options name and run every stage on ``model_path``."""
+    choice = DeployerChoice(
+        platform=options.platform,
+        memory_level=options.memory_level,
+        tiler=options.tiler,
+        allocator=options.allocator,
+        options={"input_shapes": dict(options.input_shapes), "network_name": options.network_name or model_path.stem},
+    )
+    deployer = compose_deployer(host, choice)
+    generated = deployer.deploy(str(model_path), progress)
+    return deployer, generated
+
+
+def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs from an ``.npz`` (bound by position) or deterministic random ones."""
+    specs = graph_input_specs(read_model(model_path))
+    if inputs_npz is None:
+        return random_inputs(specs, seed)
+    return bind_inputs(specs, load_npz_by_position(inputs_npz, len(specs)))
+
+
+def validate_model(
+    model_path: Path,
+    options: CompileOptions,
+    host: PluginHost,
+    inputs_npz: Path | None = None,
+    outputs_npz: Path | None = None,
+    atol: float = 1e-4,
+    rtol: float = 0.0,
+    repeats: int = 2,
+    build_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[GeneratedNetwork, ValidationResult]:
+    """Compile, build, run and compare with golden outputs or ONNX Runtime."""
+    _, generated = compile_model(model_path, options, host, progress)
+    inputs = reference_inputs(model_path, inputs_npz)
+    if outputs_npz is not None:
+        expected = load_npz_by_position(outputs_npz, len(generated.outputs))
+    else:
+        expected = run_reference(model_path, inputs)
+    toolchain = Toolchain.from_environment()
+    if progress is not None:
+        progress("build and run")
+    with tempfile.TemporaryDirectory(prefix="deeploy-core-") as scratch:
+        directory = build_dir or Path(scratch)
+        executable = build_executable(generated, directory, toolchain, cache_dir)
+        actual, best_ns = run_network(executable, generated, inputs, repeats)
+    comparisons = compare_outputs(generated, actual, expected, atol, rtol)
+    return generated, ValidationResult(comparisons, best_ns, actual)
+
+

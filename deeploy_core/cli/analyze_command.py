@@ -1,0 +1,47 @@
+"""``deeploy-core analyze``: the per-layer table, without writing code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from deeploy_core.api import compile_model
+from deeploy_core.cli.model_options import compile_options, model_options
+from deeploy_core.cli.progress import stage_progress
+from deeploy_core.cli.session import CliSession
+
+
+@click.command("analyze")
+@model_options
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.pass_obj
+def analyze_command(session: CliSession, model: Path, as_json: bool, **selection: object) -> None:
+    """Show layers, shapes, MACs, memory and arena offsets of MODEL on a platform."""
+    options = compile_options(model, **selection)  # type: ignore[arg-type]
+    with stage_progress(f"analyzing {model.name}") as progress:
+        _, generated = compile_model(model, options, session.host, progress)
+    report = generated.report
+    if as_json:
+        click.echo(json.dumps(report, indent=2, sort_keys=True))
+        return
+    table = Table(title=f"{model.name} on {options.platform}")
+    for column in ("#", "op", "node", "output", "dtype", "MACs", "weights B", "activations B", "offset"):
+        table.add_column(column, overflow="fold")
+    for row in report["layers"]:
+        output = row["outputs"][0] if row["outputs"] else {"shape": [], "dtype": "-"}
+        offsets = ", ".join(str(offset) for offset in row["arena_offsets"].values()) or "-"
+        table.add_row(str(row["index"]), row["op"], row["node"], "x".join(map(str, output["shape"])), output["dtype"],
+                      str(row["macs"]), str(row["weight_bytes"]), str(row["activation_bytes"]), offsets)
+    console = Console(soft_wrap=True)
+    console.print(table)
+    memory = report["memory"]
+    console.print(
+        f"numberOfOps {report['numberOfOps']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
+        f"arena {memory['arena_bytes']} B (lower bound {memory['lower_bound_bytes']} B, allocator {memory['allocator']})"
+    )
+    for warning in report["warnings"]:
+        console.print(f"[yellow]warning:[/] {warning}")

@@ -1,0 +1,36 @@
+"""``deeploy-core compile``: ONNX model → C files and report.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from deeploy_core.api import compile_model
+from deeploy_core.cli.model_options import compile_options, model_options
+from deeploy_core.cli.output_folder import replace_folder
+from deeploy_core.cli.progress import stage_progress
+from deeploy_core.cli.session import CliSession
+
+
+@click.command("compile")
+@model_options
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="Folder for the generated files (created; replaced only with --force).")
+@click.option("--force", is_flag=True, help="Replace a non-empty output folder.")
+@click.pass_obj
+def compile_command(session: CliSession, model: Path, output: Path, force: bool, **selection: object) -> None:
+    """Compile MODEL to C: Network.h, Network.c, weights and report.json."""
+    options = compile_options(model, **selection)  # type: ignore[arg-type]
+    with replace_folder(output, force) as staging:
+        with stage_progress(f"compiling {model.name}") as progress:
+            _, generated = compile_model(model, options, session.host, progress)
+        written = generated.write(staging)
+    report = generated.report
+    click.echo(
+        f"{model.name}: {len(report['layers'])} layers, {report['numberOfOps']} ops, "
+        f"arena {report['memory']['arena_bytes']} B (lower bound {report['memory']['lower_bound_bytes']} B), "
+        f"weights {report['weight_bytes']} B"
+    )
+    for path in written:
+        click.echo(f"  {output / path.name}")

@@ -1,0 +1,30 @@
+"""``deeploy-core supported-ops``: what a platform can compile."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from deeploy_core.cli.session import CliSession
+from deeploy_core.supported_ops import supported_operators
+
+
+@click.command("supported-ops")
+@click.option("--platform", default="generic-c", show_default=True, help="Platform to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def supported_ops_command(session: CliSession, platform: str, as_json: bool) -> None:
+    """List the operators, type signatures and constraints of a platform."""
+    rows = supported_operators(session.host, platform)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, sort_keys=True))
+        return
+    table = Table(title=f"operators on {platform}")
+    for column in ("op", "kernel", "types", "constraints", "from"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["op"], row["kernel"], row["signature"], row["constraints"], row["source"])
+    Console(soft_wrap=True).print(table)

@@ -1,0 +1,58 @@
+"""``deeploy-core validate``: compile, build with the C compiler, run, compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from deeploy_core.api import validate_model
+from deeploy_core.cli.model_options import compile_options, model_options
+from deeploy_core.cli.progress import stage_progress
+from deeploy_core.cli.session import CliSession
+
+
+@click.command("validate")
+@model_options
+@click.option("--inputs", "inputs_npz", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Inputs (.npz, bound to graph inputs by position); default: seeded random data.")
+@click.option("--outputs", "outputs_npz", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Golden outputs (.npz, by position); default: ONNX Runtime.")
+@click.option("--atol", type=float, default=1e-4, show_default=True, help="Absolute tolerance.")
+@click.option("--rtol", type=float, default=0.0, show_default=True, help="Relative tolerance.")
+@click.option("--repeats", type=click.IntRange(1), default=3, show_default=True,
+              help="RunNetwork calls (all must give identical outputs; the best time is shown).")
+@click.option("--build-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Keep the build here (default: a temporary folder).")
+@click.pass_obj
+def validate_command(
+    session: CliSession,
+    model: Path,
+    inputs_npz: Path | None,
+    outputs_npz: Path | None,
+    atol: float,
+    rtol: float,
+    repeats: int,
+    build_dir: Path | None,
+    **selection: object,
+) -> None:
+    """Compile MODEL, build and run it, and compare with ONNX Runtime or --outputs."""
+    options = compile_options(model, **selection)  # type: ignore[arg-type]
+    with stage_progress(f"validating {model.name}") as progress:
+        _, result = validate_model(
+            model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir, progress=progress
+        )
+    table = Table(title=f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})")
+    for column in ("output", "max abs error", "cosine", "mismatches", "status"):
+        table.add_column(column)
+    for comparison in result.comparisons:
+        status = "[green]ok[/]" if comparison.ok else "[red]MISMATCH[/]"
+        table.add_row(comparison.name, f"{comparison.max_abs_error:.3g}", f"{comparison.cosine:.6f}",
+                      f"{comparison.mismatches}/{comparison.size}", status)
+    console = Console(soft_wrap=True)
+    console.print(table)
+    console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)")
+    if not result.ok:
+        raise SystemExit(1)

@@ -1,0 +1,157 @@
+"""From an ONNX file to a canonical, fully shaped graph.
+
+The sequence uses onnx's own tools and nothing home-made: ``onnx.load`` →
+``onnx.checker.check_model`` → inline local functions → ``version_converter`` to
+one canonical opset → strict shape inference → onnx-graphsurgeon.  The rest of
+the compiler can then rely on one opset and on a static dtype and shape for
+every tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+import onnx_graphsurgeon as gs
+from onnx import inliner, shape_inference, version_converter
+
+from deeploy_core.frontend.errors import ModelImportError
+from deeploy_core.frontend.external_data import load_external_data_safely
+from deeploy_core.frontend.legacy_ops import park_legacy_ops, unpark_legacy_ops
+
+CANONICAL_OPSET = 24
+"""Every model is converted to this default-domain opset before lowering."""
+
+
+@dataclass
+class ImportedModel:
+    """The canonical model, its graph and what the importer had to adjust."""
+
+    model: onnx.ModelProto
+    graph: gs.Graph
+    source_opset: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    versions = [opset.version for opset in model.opset_import if opset.domain in ("", "ai.onnx")]
+    if not versions:
+        raise ModelImportError("the model imports no default-domain opset")
+    return versions[0]
+
+
+def read_model(path: Path) -> onnx.ModelProto:
+    """Parse the file (external data loaded only from inside the model's folder)."""
+    if not path.is_file():
+        raise ModelImportError(f"{path}: no such file")
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as error:  # noqa: BLE001 - protobuf raises several unrelated types
+        raise ModelImportError(f"{path}: not a valid ONNX model ({_first_line(error)})") from error
+    if not model.HasField("graph"):
+        raise ModelImportError(f"{path}: not a valid ONNX model (no graph)")
+    load_external_data_safely(model, path)
+    return model
+
+
+def apply_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]]) -> None:
+    """Replace the declared shapes of graph inputs named in ``shapes``."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    inputs = {value.name: value for value in model.graph.input if value.name not in initializers}
+    for name, shape in sorted(shapes.items()):
+        if name not in inputs:
+            raise ModelImportError(f"--input-shape {name}: the model has no input of that name (inputs: {', '.join(inputs)})")
+        tensor_type = inputs[name].type.tensor_type
+        declared = tensor_type.shape.dim
+        if len(declared) and len(declared) != len(shape):
+            raise ModelImportError(f"--input-shape {name}: rank {len(shape)} given, the model declares rank {len(declared)}")
+        tensor_type.ClearField("shape")
+        tensor_type.shape.SetInParent()
+        for dim in shape:
+            tensor_type.shape.dim.add().dim_value = dim
+
+
+def check_static_inputs(model: onnx.ModelProto) -> None:
+    """Every graph input must have a known, positive shape."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        if not value.type.HasField("tensor_type"):
+            raise ModelImportError(f"input {value.name!r}: only tensor inputs are supported")
+        tensor_type = value.type.tensor_type
+        if not tensor_type.HasField("shape"):
+            raise ModelImportError(f"input {value.name!r} has no shape: give one with --input-shape {value.name}=D1xD2…")
+        for index, dim in enumerate(tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                continue
+            what = f"dynamic dimension {dim.dim_param!r}" if dim.dim_param else f"dimension {index} = {dim.dim_value}"
+            raise ModelImportError(
+                f"input {value.name!r} has {what}: fix it with --input-shape {value.name}=D1xD2…"
+            )
+
+
+def infer_shapes(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
+    """Strict shape inference; declared intermediate shapes are re-derived, declared outputs checked."""
+    warnings: list[str] = []
+    del model.graph.value_info[:]
+    try:
+        return shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True), warnings
+    except shape_inference.InferenceError as error:
+        first = _first_line(error)
+        if "existing shape" not in first:
+            raise ModelImportError(f"shape inference failed: {first}") from error
+    declared = {}
+    for output in model.graph.output:
+        tensor_type = output.type.tensor_type
+        declared[output.name] = [dim.dim_value for dim in tensor_type.shape.dim]
+        tensor_type.ClearField("shape")
+    try:
+        inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except shape_inference.InferenceError as error:
+        raise ModelImportError(f"shape inference failed: {_first_line(error)}") from error
+    for output in inferred.graph.output:
+        shape = [dim.dim_value for dim in output.type.tensor_type.shape.dim]
+        if declared.get(output.name) != shape:
+            warnings.append(f"output {output.name!r}: declared shape {declared.get(output.name)} disagrees with the inferred {shape}; using the inferred shape")
+    return inferred, warnings
+
+
+def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]] | None = None) -> ImportedModel:
+    """Check, inline, convert and shape a parsed model."""
+    source_opset = _default_opset(model)
+    park_legacy_ops(model)
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as error:
+        raise ModelImportError(f"invalid model: {_first_line(error)}") from error
+    if model.functions:
+        model = inliner.inline_local_functions(model)
+    apply_input_shapes(model, input_shapes or {})
+    check_static_inputs(model)
+    if source_opset != CANONICAL_OPSET:
+        try:
+            model = version_converter.convert_version(model, CANONICAL_OPSET)
+        except Exception as error:  # noqa: BLE001 - the converter raises RuntimeError and assertion texts
+            raise ModelImportError(
+                f"cannot convert the model from opset {source_opset} to opset {CANONICAL_OPSET}: {_first_line(error)}"
+            ) from error
+    unpark_legacy_ops(model)
+    model, warnings = infer_shapes(model)
+    graph = gs.import_onnx(model)
+    try:
+        graph.toposort()
+    except Exception as error:  # noqa: BLE001 - graphsurgeon raises a bare exception on cycles
+        raise ModelImportError(f"the graph is not acyclic: {_first_line(error)}") from error
+    return ImportedModel(model=model, graph=graph, source_opset=source_opset, warnings=warnings)
+
+
+def import_model(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> ImportedModel:
+    """Read ``path`` and return the canonical graph."""
+    return canonicalise(read_model(path), input_shapes)

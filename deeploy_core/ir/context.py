@@ -1,0 +1,80 @@
+"""The network context: the symbol table of every buffer the generated code uses."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from deeploy_core.errors import DeeployError
+from deeploy_core.ir.buffers import Buffer, BufferKind
+from deeploy_core.ir.dtypes import DataType
+from deeploy_core.ir.names import CNameMangler
+
+_KIND_PREFIX = {
+    BufferKind.INPUT: "in",
+    BufferKind.OUTPUT: "out",
+    BufferKind.ACTIVATION: "act",
+    BufferKind.CONSTANT: "w",
+    BufferKind.TRANSIENT: "tmp",
+    BufferKind.ALIAS: "view",
+}
+
+
+class NetworkContext:
+    """Buffers by ONNX name, in insertion order (which is deterministic: graph order)."""
+
+    def __init__(self) -> None:
+        self._buffers: dict[str, Buffer] = {}
+        self.mangler = CNameMangler("dc")
+        self.graph_inputs: list[str] = []
+        self.graph_outputs: list[str] = []
+
+    def add(
+        self,
+        name: str,
+        dtype: DataType,
+        shape: tuple[int, ...],
+        kind: BufferKind,
+        values: np.ndarray | None = None,
+        alias_of: str | None = None,
+    ) -> Buffer:
+        """Register a buffer; its C name is derived from ``name`` and ``kind``."""
+        if name in self._buffers:
+            raise DeeployError(f"tensor {name!r} is defined twice")
+        buffer = Buffer(
+            name=name,
+            c_name=self.mangler.mangle(name, _KIND_PREFIX[kind]),
+            dtype=dtype,
+            shape=tuple(int(dim) for dim in shape),
+            kind=kind,
+            values=values,
+            alias_of=alias_of,
+        )
+        self._buffers[name] = buffer
+        return buffer
+
+    def __getitem__(self, name: str) -> Buffer:
+        return self._buffers[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._buffers
+
+    def __iter__(self) -> Iterator[Buffer]:
+        return iter(self._buffers.values())
+
+    def of_kind(self, *kinds: BufferKind) -> list[Buffer]:
+        """Buffers of the given kinds, in insertion order."""
+        return [buffer for buffer in self._buffers.values() if buffer.kind in kinds]
+
+    def storage_of(self, name: str) -> Buffer:
+        """The buffer that owns the memory of ``name`` (follows alias chains, detecting cycles)."""
+        seen: list[str] = []
+        buffer = self._buffers[name]
+        while buffer.kind is BufferKind.ALIAS:
+            if buffer.name in seen:
+                raise DeeployError(f"alias cycle through tensors {' -> '.join(seen + [buffer.name])}")
+            seen.append(buffer.name)
+            assert buffer.alias_of is not None
+            buffer = self._buffers[buffer.alias_of]
+        return buffer

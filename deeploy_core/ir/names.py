@@ -1,0 +1,66 @@
+"""Turning model-supplied names into safe, unique C identifiers.
+
+Names in an ONNX file are arbitrary strings from an untrusted source: they may
+contain quotes, newlines, ``*/``, ``#include`` or non-ASCII text, collide with C
+keywords, or differ only in characters C does not allow.  Every identifier the
+generator emits goes through :class:`CNameMangler`, so no model name ever reaches
+C verbatim.  Comments use :func:`c_comment_text`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+C_KEYWORDS = frozenset(
+    """auto break case char const continue default do double else enum extern float for goto if inline int long
+    register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+    _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn _Static_assert _Thread_local
+    bool true false NULL main""".split()
+)
+_MAX_STEM = 48
+
+
+def _stem(name: str) -> str:
+    ascii_only = name.encode("ascii", "ignore").decode()
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", ascii_only).strip("_").lower()
+    if len(stem) > _MAX_STEM:
+        digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+        stem = f"{stem[: _MAX_STEM - 9]}_{digest}"
+    return stem or "t"
+
+
+class CNameMangler:
+    """Hands out C identifiers ``<prefix>_<stem>`` that are unique within one generated network.
+
+    The same input name always maps to the same identifier (so output is
+    deterministic), and two different names never share one.
+    """
+
+    def __init__(self, prefix: str = "dc") -> None:
+        self._prefix = prefix
+        self._assigned: dict[str, str] = {}
+        self._taken: set[str] = set()
+
+    def mangle(self, name: str, kind: str = "") -> str:
+        """The identifier for ``name`` (``kind`` groups names, e.g. ``w`` for weights)."""
+        key = f"{kind}\x00{name}"
+        if key in self._assigned:
+            return self._assigned[key]
+        head = f"{self._prefix}_{kind}_" if kind else f"{self._prefix}_"
+        candidate = head + _stem(name)
+        unique, counter = candidate, 1
+        while unique in self._taken or unique in C_KEYWORDS:
+            counter += 1
+            unique = f"{candidate}_{counter}"
+        self._taken.add(unique)
+        self._assigned[key] = unique
+        return unique
+
+
+def c_comment_text(text: str, limit: int = 80) -> str:
+    """``text`` made safe inside a ``/* */`` comment: printable ASCII, no ``*/``, one line."""
+    ascii_only = text.encode("ascii", "backslashreplace").decode()
+    printable = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in ascii_only)
+    safe = printable.replace("*/", "* /").replace("/*", "/ *").replace("\\", "/")
+    return safe if len(safe) <= limit else safe[: limit - 3] + "..."

@@ -1,0 +1,1 @@
+"""The mid end: context building, mapping, transient hoisting and arena planning."""

@@ -1,0 +1,54 @@
+"""Choosing a mapper and binding for every node.
+
+Each node's tensor types are fixed by the model, so the alternatives of one
+node never constrain another: the search tries every mapper × binding of a
+node in order and takes the first that fits.  Failing nodes are collected, not
+raised one at a time, so the user sees every unsupported node in one report.
+"""
+
+from __future__ import annotations
+
+import onnx_graphsurgeon as gs
+
+from deeploy_core.ir import NetworkContext
+from deeploy_core.mapping import Layer, Mismatch, NodeMapper, NodeMismatch
+from deeploy_core.midend.unsupported import UnsupportedModelError, UnsupportedNode
+from deeploy_core.platform import Platform
+
+
+def _try_node(node: gs.Node, ctxt: NetworkContext, mappers: list[NodeMapper], index: int) -> Layer | list[Mismatch]:
+    mismatches: list[Mismatch] = []
+    for mapper in mappers:
+        try:
+            representation = mapper.parser(node, ctxt)
+        except NodeMismatch as error:
+            mismatches.append(Mismatch(error.mismatch.category, error.mismatch.reason, mapper.label()))
+            continue
+        for binding in mapper.bindings:
+            reason = binding.type_checker.check(node, ctxt)
+            if reason is None:
+                c_name = ctxt.mangler.mangle(f"{index}_{node.name or node.op}", "layer")
+                return Layer(index, node, mapper, binding, representation, c_name)
+            label = f"{mapper.label()} {binding.type_checker.signature()}"
+            mismatches.append(Mismatch("dtype", reason, label))
+    return mismatches
+
+
+def map_nodes(
+    graph: gs.Graph, ctxt: NetworkContext, platform: Platform, extra: dict[str, list[NodeMapper]] | None = None
+) -> list[Layer]:
+    """A layer per node, or :class:`UnsupportedModelError` listing every node that has none."""
+    layers: list[Layer] = []
+    failures: list[UnsupportedNode] = []
+    for index, node in enumerate(graph.nodes):
+        mappers = [mapper for _, mapper in platform.mappers_for(node.op)] + list((extra or {}).get(node.op, ()))
+        if node.domain not in (None, "", "ai.onnx"):
+            mappers = []
+        outcome = _try_node(node, ctxt, mappers, index) if mappers else []
+        if isinstance(outcome, Layer):
+            layers.append(outcome)
+        else:
+            failures.append(UnsupportedNode(node.name or f"#{index}", node.op, tuple(outcome)))
+    if failures:
+        raise UnsupportedModelError(platform.name, failures)
+    return layers

@@ -1,0 +1,45 @@
+"""The report of every node the platform cannot map, raised once with all of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deeploy_core.errors import DeeployError
+from deeploy_core.mapping import Mismatch
+
+_CLOSENESS = {"dtype": 0, "shape": 1, "attribute": 2, "op": 3}
+
+
+@dataclass(frozen=True)
+class UnsupportedNode:
+    """A node with the reason of every alternative that was tried."""
+
+    node: str
+    op_type: str
+    mismatches: tuple[Mismatch, ...]
+
+    def closest(self) -> Mismatch | None:
+        """The alternative that failed last (type mismatch after a successful parse beats a bad attribute)."""
+        if not self.mismatches:
+            return None
+        return min(self.mismatches, key=lambda mismatch: _CLOSENESS[mismatch.category])
+
+    def describe(self) -> str:
+        """``node 'x' (Op): reason; closest supported variant: …``"""
+        closest = self.closest()
+        if closest is None:
+            return f"node {self.node!r} ({self.op_type}): op {self.op_type} is not supported on this platform"
+        text = f"node {self.node!r} ({self.op_type}): {closest.category} — {closest.reason}"
+        if closest.alternative:
+            text += f" (closest supported variant: {closest.alternative})"
+        return text
+
+
+class UnsupportedModelError(DeeployError):
+    """Some nodes cannot be mapped; lists every one of them."""
+
+    def __init__(self, platform: str, nodes: list[UnsupportedNode]) -> None:
+        self.nodes = nodes
+        lines = [f"{len(nodes)} node(s) are not supported on platform {platform!r}:"]
+        lines += [f"  {node.describe()}" for node in nodes]
+        super().__init__("\n".join(lines))

@@ -1,0 +1,136 @@
+"""The core's deployer: the stages every platform shares, driven by platform data.
+
+A platform plugin usually needs no deployer code of its own: it describes its
+engines, op mappings, C runtime and lowering passes as a
+:class:`~deeploy_core.platform.Platform` and registers
+``NetworkDeployer(platform)`` through the platform hook.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from deeploy_core.codegen.chain import build_chain
+from deeploy_core.codegen.execution_block import ExecutionBlock
+from deeploy_core.codegen.network_files import (
+    HEADER_NAME,
+    SOURCE_NAME,
+    WEIGHTS_HEADER,
+    WEIGHTS_NAME,
+    emit_header,
+    emit_source,
+    emit_weights,
+)
+from deeploy_core.deployer import Deployer
+from deeploy_core.errors import PluginError
+from deeploy_core.frontend.importer import import_model
+from deeploy_core.lowering import FoldConstants
+from deeploy_core.mapping import Layer, NodeMapper
+from deeploy_core.midend.context_builder import build_context
+from deeploy_core.midend.memory_plan import plan_arena
+from deeploy_core.midend.parse import map_nodes
+from deeploy_core.midend.aliases import mark_aliases
+from deeploy_core.midend.transients import hoist_transient_buffers
+from deeploy_core.network.generated import GeneratedNetwork, TensorSpec
+from deeploy_core.passes import Pipeline
+from deeploy_core.platform import Platform
+from deeploy_core.report import network_report
+
+
+class NetworkDeployer(Deployer):
+    """Runs frontend → lowering → parse → bind (+ arena plan) → generate for one platform.
+
+    Options: ``input_shapes`` (name → shape), ``network_name``, ``allocator_name``.
+    The composer sets ``allocator`` and ``host`` (for operator and
+    code-transformation extensions).
+    """
+
+    def __init__(self, platform: Platform, **options: Any) -> None:
+        super().__init__(**options)
+        self.platform = platform
+        self.platform_name = platform.name
+        self.warnings: list[str] = []
+
+    # -- stages --------------------------------------------------------------------------------------
+
+    def frontend(self) -> None:
+        imported = import_model(Path(self.model), self.options.get("input_shapes"))
+        self.graph = imported.graph
+        self.warnings.extend(imported.warnings)
+
+    def lower(self) -> None:
+        pipeline = Pipeline([FoldConstants(), *self.platform.lowering()], name=f"lowering:{self.platform.name}")
+        self.lowering_results = pipeline.apply_pass(self.graph, {}) or {}
+        self.graph.cleanup(remove_unused_graph_inputs=False).toposort()
+
+    def parse(self) -> None:
+        self.ctxt = build_context(self.graph)
+        self.layers: list[Layer] = map_nodes(self.graph, self.ctxt, self.platform, self._operator_extensions())
+
+    def bind(self) -> None:
+        mark_aliases(self.layers, self.ctxt)
+        hoist_transient_buffers(self.layers, self.ctxt)
+        self.memory_plan = plan_arena(
+            self.layers, self.ctxt, self.allocator, self.allocator_name, self.platform.arena_alignment
+        )
+
+    def generate(self) -> GeneratedNetwork:
+        blocks = [self._execution_block(layer) for layer in self.layers]
+        headers = sorted({header for layer in self.layers for header in layer.binding.template.headers})
+        name = str(self.options.get("network_name") or Path(str(self.model)).stem)
+        weights_header, weights_source = emit_weights(self.ctxt)
+        files = {
+            HEADER_NAME: emit_header(self.ctxt, self.memory_plan, name),
+            SOURCE_NAME: emit_source(self.ctxt, self.memory_plan, blocks, headers, name),
+            WEIGHTS_HEADER: weights_header,
+            WEIGHTS_NAME: weights_source,
+        }
+        report = network_report(name, self.platform.name, self.layers, self.ctxt, self.memory_plan, self.warnings)
+        self.generated = GeneratedNetwork(
+            files=files,
+            report=report,
+            runtime=self.platform.runtime,
+            inputs=[self._spec(name) for name in self.ctxt.graph_inputs],
+            outputs=[self._spec(name) for name in self.ctxt.graph_outputs],
+        )
+        return self.generated
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def _spec(self, name: str) -> TensorSpec:
+        buffer = self.ctxt[name]
+        return TensorSpec(name, buffer.dtype.numpy_name, buffer.shape)
+
+    def _operator_extensions(self) -> dict[str, list[NodeMapper]]:
+        extra: dict[str, list[NodeMapper]] = {}
+        if self.host is None:
+            return extra
+        for extension in self.host.extensions("operator"):
+            if extension.platform != self.platform.name:
+                continue
+            mapper = self.host.create("operator", extension.name)
+            if not isinstance(mapper, NodeMapper):
+                origin = self.host.registered("operator", extension.name).origin
+                raise PluginError(origin.plugin, origin.distribution, f"creating operator {extension.name!r}",
+                                  TypeError(f"returned {type(mapper).__name__}, expected a NodeMapper"))
+            extra.setdefault(extension.op_type, []).append(mapper)
+        return extra
+
+    def _code_transformations(self) -> list[tuple[Any, Any]]:
+        if self.host is None:
+            return []
+        chosen = []
+        for extension in self.host.extensions("code_transformation"):
+            if extension.platforms and self.platform.name not in extension.platforms:
+                continue
+            chosen.append((extension, self.host.create("code_transformation", extension.name)))
+        return chosen
+
+    def _execution_block(self, layer: Layer) -> ExecutionBlock:
+        if not hasattr(self, "_chain_passes"):
+            self._chain_passes = self._code_transformations()
+        block = ExecutionBlock(layer=layer, body=[layer.binding.template.render(layer.representation)])
+        for transformation in build_chain(self._chain_passes, layer.binding.transformations):
+            block = transformation.apply(block, self.ctxt)
+        return block

@@ -1,0 +1,43 @@
+"""What a deployment produces."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deeploy_core.platform import RuntimeLibrary
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """Name, numpy dtype name and shape of a network input or output."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+
+@dataclass
+class GeneratedNetwork:
+    """Generated files by name, the report, and how to build them."""
+
+    files: dict[str, str]
+    report: dict[str, Any]
+    runtime: RuntimeLibrary
+    inputs: list[TensorSpec] = field(default_factory=list)
+    outputs: list[TensorSpec] = field(default_factory=list)
+
+    def write(self, directory: Path) -> list[Path]:
+        """Write every file (and ``report.json``) into ``directory``; returns the paths written."""
+        directory.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in sorted(self.files.items()):
+            path = directory / name
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+        report = directory / "report.json"
+        report.write_text(json.dumps(self.report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(report)
+        return written

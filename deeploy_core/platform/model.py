@@ -1,0 +1,48 @@
+"""Platforms as data: engines with op mappings, a C runtime library and a lowering pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+from deeploy_core.mapping import NodeMapper
+from deeploy_core.passes import Pass
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A compute engine (a core type, an accelerator) and the ops it implements."""
+
+    name: str
+    mappers: Mapping[str, tuple[NodeMapper, ...]]
+
+
+@dataclass(frozen=True)
+class RuntimeLibrary:
+    """The platform's C kernels: what a build of the generated code needs."""
+
+    include_dirs: tuple[Path, ...] = ()
+    sources: tuple[Path, ...] = ()
+    cflags: tuple[str, ...] = ("-std=c99", "-O2")
+    ldflags: tuple[str, ...] = ("-lm",)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Everything the core needs to know about a target, as plain data."""
+
+    name: str
+    engines: tuple[Engine, ...]
+    runtime: RuntimeLibrary = field(default_factory=RuntimeLibrary)
+    lowering: Callable[[], list[Pass]] = field(default=lambda: [])
+    arena_alignment: int = 16
+    description: str = ""
+
+    def mappers_for(self, op_type: str) -> list[tuple[Engine, NodeMapper]]:
+        """Every (engine, mapper) that claims ``op_type``, in engine order."""
+        return [(engine, mapper) for engine in self.engines for mapper in engine.mappers.get(op_type, ())]
+
+    def op_types(self) -> list[str]:
+        """All op types some engine maps, sorted."""
+        return sorted({op for engine in self.engines for op in engine.mappers})

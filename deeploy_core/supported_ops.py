@@ -1,0 +1,37 @@
+"""The operator table of a platform, including operators added by plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deeploy_core.errors import DeeployError
+from deeploy_core.network import NetworkDeployer
+from deeploy_core.plugins import PluginHost
+
+
+def supported_operators(host: PluginHost, platform_name: str) -> list[dict[str, Any]]:
+    """One row per (op, mapper, binding): op, kernel, type signature, constraints, who provides it."""
+    deployer = host.create("platform", platform_name)
+    platform = getattr(deployer.unwrap(), "platform", None)
+    if not isinstance(deployer.unwrap(), NetworkDeployer) or platform is None:
+        raise DeeployError(f"platform {platform_name!r} does not publish an operator table")
+    rows = []
+    sources: list[tuple[str, Any, str]] = [
+        (op, mapper, f"platform {platform_name}") for op in platform.op_types() for _, mapper in platform.mappers_for(op)
+    ]
+    for extension in host.extensions("operator"):
+        if extension.platform == platform_name:
+            origin = host.registered("operator", extension.name).origin
+            sources.append((extension.op_type, host.create("operator", extension.name), f"plugin {origin.plugin}"))
+    for op, mapper, source in sources:
+        for binding in mapper.bindings:
+            rows.append(
+                {
+                    "op": op,
+                    "kernel": mapper.label(),
+                    "signature": binding.type_checker.signature(),
+                    "constraints": mapper.parser.describe(),
+                    "source": source,
+                }
+            )
+    return sorted(rows, key=lambda row: (row["op"], row["kernel"], row["signature"]))

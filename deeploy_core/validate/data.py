@@ -1,0 +1,69 @@
+"""Input and reference data for validation.
+
+Peer-test ``.npz`` files bind arrays to graph inputs by position (extras are
+ignored); ``np.load`` is always called with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from deeploy_core.errors import DeeployError
+from deeploy_core.ir.dtypes import from_onnx
+
+
+def graph_input_specs(model: onnx.ModelProto) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
+    """(name, dtype, shape) of every graph input that is not an initializer, in order."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    specs = []
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        tensor_type = value.type.tensor_type
+        shape = tuple(dim.dim_value for dim in tensor_type.shape.dim)
+        specs.append((value.name, from_onnx(tensor_type.elem_type).numpy, shape))
+    return specs
+
+
+def load_npz_by_position(path: Path, count: int | None = None) -> list[np.ndarray]:
+    """The arrays of an ``.npz`` file in stored order (the first ``count`` if given)."""
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = [archive[key] for key in archive.files]
+    except (OSError, ValueError) as error:
+        raise DeeployError(f"{path}: cannot read arrays ({error})") from error
+    if count is not None:
+        if len(arrays) < count:
+            raise DeeployError(f"{path}: holds {len(arrays)} arrays, the model needs {count}")
+        arrays = arrays[:count]
+    return arrays
+
+
+def bind_inputs(
+    specs: list[tuple[str, np.dtype, tuple[int, ...]]], arrays: list[np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Arrays cast to the declared input types and shapes, keyed by input name."""
+    bound = {}
+    for (name, dtype, shape), array in zip(specs, arrays):
+        if array.size != int(np.prod(shape, dtype=np.int64)):
+            raise DeeployError(f"input {name!r}: {array.size} values given, shape {list(shape)} needs {int(np.prod(shape))}")
+        bound[name] = np.ascontiguousarray(array.reshape(shape).astype(dtype))
+    return bound
+
+
+def random_inputs(specs: list[tuple[str, np.dtype, tuple[int, ...]]], seed: int = 0) -> dict[str, np.ndarray]:
+    """Deterministic sample inputs: standard normal floats, small integers."""
+    generator = np.random.default_rng(seed)
+    inputs = {}
+    for name, dtype, shape in specs:
+        if np.issubdtype(dtype, np.floating):
+            inputs[name] = generator.standard_normal(shape).astype(dtype)
+        elif dtype == np.bool_:
+            inputs[name] = generator.integers(0, 2, shape).astype(dtype)
+        else:
+            info = np.iinfo(dtype)
+            inputs[name] = generator.integers(max(info.min, -10), min(info.max, 10) + 1, shape).astype(dtype)
+    return inputs

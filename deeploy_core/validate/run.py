@@ -1,0 +1,63 @@
+"""Running a built network on inputs and comparing its outputs."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from deeploy_core.errors import DeeployError
+from deeploy_core.network import GeneratedNetwork
+from deeploy_core.validate.compare import OutputComparison, compare_output
+
+
+@dataclass
+class ValidationResult:
+    """Per-output comparisons and the best measured run time."""
+
+    comparisons: list[OutputComparison]
+    best_ns: float
+    outputs: list[np.ndarray]
+
+    @property
+    def ok(self) -> bool:
+        return all(comparison.ok for comparison in self.comparisons)
+
+
+def run_network(
+    executable: Path, generated: GeneratedNetwork, inputs: dict[str, np.ndarray], repeats: int = 2
+) -> tuple[list[np.ndarray], float]:
+    """Feed ``inputs`` (by name) to the program; returns the outputs and the best time in ns."""
+    directory = executable.parent
+    input_file, output_file = directory / "inputs.bin", directory / "outputs.bin"
+    with input_file.open("wb") as handle:
+        for spec in generated.inputs:
+            handle.write(np.ascontiguousarray(inputs[spec.name], dtype=spec.dtype).tobytes())
+    result = subprocess.run(
+        [str(executable), str(input_file), str(output_file), str(repeats)], capture_output=True, text=True, timeout=600
+    )
+    if result.returncode != 0:
+        raise DeeployError(f"the generated network failed (exit {result.returncode}): {result.stderr.strip()[:500]}")
+    raw = output_file.read_bytes()
+    outputs, at = [], 0
+    for spec in generated.outputs:
+        dtype = np.dtype(spec.dtype)
+        count = int(np.prod(spec.shape, dtype=np.int64))
+        outputs.append(np.frombuffer(raw, dtype=dtype, count=count, offset=at).reshape(spec.shape).copy())
+        at += count * dtype.itemsize
+    best = float(result.stdout.split()[1]) if result.stdout.startswith("best_ns") else float("nan")
+    return outputs, best
+
+
+def compare_outputs(
+    generated: GeneratedNetwork, actual: list[np.ndarray], expected: list[np.ndarray], atol: float, rtol: float
+) -> list[OutputComparison]:
+    """One comparison per output, by position."""
+    if len(expected) < len(actual):
+        raise DeeployError(f"{len(expected)} reference outputs for {len(actual)} network outputs")
+    return [
+        compare_output(spec.name, got, want, atol, rtol)
+        for spec, got, want in zip(generated.outputs, actual, expected)
+    ]

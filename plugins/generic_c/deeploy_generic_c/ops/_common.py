@@ -1,0 +1,60 @@
+"""Helpers shared by the op tables: C literals for shapes, broadcasting, common checkers."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from deeploy_core.ir import Buffer
+from deeploy_core.ir.dtypes import FLOAT32
+from deeploy_core.mapping import NodeMismatch, NodeTypeChecker
+
+HEADERS = ("dcg_kernels.h",)
+MAX_DIMS = 8
+
+FLOAT_UNARY = NodeTypeChecker((FLOAT32,), (FLOAT32,))
+FLOAT_BINARY = NodeTypeChecker((FLOAT32, FLOAT32), (FLOAT32,))
+
+
+def int_array(values: Iterable[int]) -> str:
+    """A C99 compound literal ``(const int32_t[]){…}`` (``{0}`` when empty)."""
+    items = [str(int(value)) for value in values]
+    return "(const int32_t[]){" + (", ".join(items) if items else "0") + "}"
+
+
+def broadcast_strides(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> list[int]:
+    """Element strides of a dense ``shape`` broadcast to ``out_shape`` (0 along broadcast dims)."""
+    padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    strides, running = [0] * len(out_shape), 1
+    for axis in range(len(out_shape) - 1, -1, -1):
+        strides[axis] = 0 if padded[axis] == 1 and out_shape[axis] != 1 else running
+        running *= padded[axis]
+    return strides
+
+
+def collapse_broadcast(out_shape: tuple[int, ...], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """Merge adjacent dimensions that are contiguous for every operand (fewer loop levels in C)."""
+    shape = [dim for dim in out_shape]
+    merged_shape: list[int] = []
+    merged: list[list[int]] = [[] for _ in strides]
+    for axis, dim in enumerate(shape):
+        if dim == 1:
+            continue
+        if merged_shape and all(
+            (ops[axis] == 0 and m[-1] == 0) or (m[-1] == ops[axis] * dim and ops[axis] != 0)
+            for ops, m in zip(strides, merged)
+        ):
+            merged_shape[-1] *= dim
+            for operand, ops in zip(merged, strides):
+                operand[-1] = ops[axis]
+            continue
+        merged_shape.append(dim)
+        for operand, ops in zip(merged, strides):
+            operand.append(ops[axis])
+    if not merged_shape:
+        return [1], [[1] for _ in strides]
+    return merged_shape, merged
+
+
+def require_rank(buffer: Buffer, low: int, high: int, what: str) -> None:
+    if not low <= len(buffer.shape) <= high:
+        raise NodeMismatch("shape", f"{what} has rank {len(buffer.shape)}, the kernel takes rank {low}..{high}")

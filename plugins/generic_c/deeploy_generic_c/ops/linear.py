@@ -1,0 +1,213 @@
+"""Convolution and matrix products (float32)."""
+
+from __future__ import annotations
+
+import math
+
+import onnx_graphsurgeon as gs
+
+from deeploy_core.ir import NetworkContext
+from deeploy_core.ir.dtypes import FLOAT32
+from deeploy_core.mapping import (
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+    is_present,
+)
+from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, int_array
+
+
+def _float(value: float) -> str:
+    return f"{float(value).hex()}f" if value != 0 else "0.0f"
+
+
+def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, strides, pads, dilations, group: int) -> int:
+    """Mirror of dcg_conv2d_scratch_floats(): im2col space of one group of one image."""
+    if group == c == m:
+        return 0
+    if kh == kw == 1 and all(s == 1 for s in strides) and not any(pads) and all(d == 1 for d in dilations):
+        return 0
+    return (c // group) * kh * kw * oh * ow
+
+
+def _spatial(node: gs.Node, name: str, rank: int, default: int) -> list[int]:
+    values = attribute(node, name, None)
+    return [int(v) for v in values] if values else [default] * rank
+
+
+class ConvParser(NodeParser):
+    """1-D or 2-D, any groups, explicit pads (auto_pad NOTSET/VALID/SAME_*), strides, dilations, optional bias."""
+
+    inputs = (2, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        rank = len(x.shape) - 2
+        if rank not in (1, 2):
+            raise NodeMismatch("shape", f"{rank}-D convolution is not supported (1-D and 2-D are)")
+        strides = _spatial(node, "strides", rank, 1)
+        dilations = _spatial(node, "dilations", rank, 1)
+        kernel = list(w.shape[2:])
+        pads = _resolve_pads(node, x.shape[2:], y.shape[2:], kernel, strides, dilations)
+        group = int(attribute(node, "group", 1))
+        if rank == 1:
+            strides, dilations, kernel = [1, *strides], [1, *dilations], [1, *kernel]
+            pads = [0, pads[0], 0, pads[1]]
+        n, c, *in_spatial = x.shape
+        m, _, *out_spatial = y.shape
+        h, wd = (1, in_spatial[0]) if rank == 1 else in_spatial
+        oh, ow = (1, out_spatial[0]) if rank == 1 else out_spatial
+        kh, kw = kernel
+        bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
+        scratch = conv_scratch_floats(c, m, kh, kw, oh, ow, strides, pads, dilations, group)
+        return {
+            "X": x.c_name, "W": w.c_name, "B": bias, "Y": y.c_name,
+            "N": n, "C": c, "H": h, "Wd": wd, "M": m, "KH": kh, "KW": kw, "OH": oh, "OW": ow,
+            "stride_h": strides[0], "stride_w": strides[1], "pad_top": pads[0], "pad_left": pads[1],
+            "dil_h": dilations[0], "dil_w": dilations[1], "group": group,
+            "scratch_bytes": scratch * 4, "scratch": "NULL",
+            "macs": n * m * oh * ow * (c // group) * kh * kw, "size": y.numel,
+        }
+
+
+def _resolve_pads(node: gs.Node, in_spatial, out_spatial, kernel, strides, dilations) -> list[int]:
+    """Explicit [begin..., end...] pads; auto_pad SAME_* resolved against the output size."""
+    rank = len(in_spatial)
+    auto_pad = attribute(node, "auto_pad", "NOTSET")
+    if auto_pad in ("NOTSET", ""):
+        pads = attribute(node, "pads", None) or [0] * (2 * rank)
+        return [int(p) for p in pads]
+    if auto_pad == "VALID":
+        return [0] * (2 * rank)
+    begins, ends = [], []
+    for axis in range(rank):
+        total = max((out_spatial[axis] - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] + 1 - in_spatial[axis], 0)
+        small, large = total // 2, total - total // 2
+        begins.append(small if auto_pad == "SAME_UPPER" else large)
+        ends.append(large if auto_pad == "SAME_UPPER" else small)
+    return begins + ends
+
+
+CONV = NodeTemplate(
+    "dcg_conv2d_f32(${X}, ${W}, ${B}, ${Y}, ${N}, ${C}, ${H}, ${Wd}, ${M}, ${KH}, ${KW}, ${OH}, ${OW}, "
+    "${stride_h}, ${stride_w}, ${pad_top}, ${pad_left}, ${dil_h}, ${dil_w}, ${group}, (float *)${scratch});",
+    headers=HEADERS,
+    transients=lambda rep: {"scratch": rep["scratch_bytes"]},
+)
+
+
+class ConvTransposeParser(NodeParser):
+    """1-D or 2-D, groups, strides, pads, dilations, output_padding (through the output shape)."""
+
+    inputs = (2, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        rank = len(x.shape) - 2
+        if rank not in (1, 2):
+            raise NodeMismatch("shape", f"{rank}-D transposed convolution is not supported")
+        auto_pad = attribute(node, "auto_pad", "NOTSET")
+        if auto_pad not in ("NOTSET", "", "VALID"):
+            raise NodeMismatch("attribute", f"auto_pad={auto_pad} is not supported")
+        strides = _spatial(node, "strides", rank, 1)
+        dilations = _spatial(node, "dilations", rank, 1)
+        pads = [int(p) for p in (attribute(node, "pads", None) or [0] * (2 * rank))]
+        if attribute(node, "output_shape", None):
+            raise NodeMismatch("attribute", "output_shape is not supported (give pads)")
+        kernel = list(w.shape[2:])
+        if rank == 1:
+            strides, dilations, kernel, pads = [1, *strides], [1, *dilations], [1, *kernel], [0, pads[0], 0, pads[1]]
+        n, c, *in_spatial = x.shape
+        m = y.shape[1]
+        h, wd = (1, in_spatial[0]) if rank == 1 else in_spatial
+        oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
+        group = int(attribute(node, "group", 1))
+        bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
+        return {
+            "call": (
+                f"dcg_conv_transpose2d_f32({x.c_name}, {w.c_name}, {bias}, {y.c_name}, {n}, {c}, {h}, {wd}, {m}, "
+                f"{kernel[0]}, {kernel[1]}, {oh}, {ow}, {strides[0]}, {strides[1]}, {pads[0]}, {pads[1]}, "
+                f"{dilations[0]}, {dilations[1]}, {group});"
+            ),
+            "macs": n * c * h * wd * (m // group) * kernel[0] * kernel[1], "size": y.numel,
+        }
+
+
+class GemmParser(NodeParser):
+    """transA/transB, alpha, beta, optional C broadcast over rows or columns."""
+
+    inputs = (2, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        trans_a, trans_b = int(attribute(node, "transA", 0)), int(attribute(node, "transB", 0))
+        m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+        n = b.shape[0] if trans_b else b.shape[1]
+        c_name, rows, cols = "NULL", 1, 1
+        if is_present(node, 2):
+            c = ctxt[node.inputs[2].name]
+            shape = (1,) * (2 - len(c.shape)) + tuple(c.shape)
+            rows, cols = shape
+            if rows not in (1, m) or cols not in (1, n):
+                raise NodeMismatch("shape", f"C of shape {c.shape} does not broadcast to [{m}, {n}]")
+            c_name = c.c_name
+        alpha, beta = float(attribute(node, "alpha", 1.0)), float(attribute(node, "beta", 1.0))
+        return {
+            "call": (
+                f"dcg_gemm_f32({a.c_name}, {b.c_name}, {c_name}, {y.c_name}, {m}, {n}, {k}, {trans_a}, {trans_b}, "
+                f"{_float(alpha)}, {_float(beta)}, {rows}, {cols});"
+            ),
+            "macs": m * n * k, "size": y.numel,
+        }
+
+
+class MatMulParser(NodeParser):
+    """numpy matmul semantics: 1-D operands promoted, batch dimensions broadcast."""
+
+    inputs = (2, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        a_shape = (1, *a.shape) if len(a.shape) == 1 else tuple(a.shape)
+        b_shape = (*b.shape, 1) if len(b.shape) == 1 else tuple(b.shape)
+        m, k = a_shape[-2:]
+        n = b_shape[-1]
+        batch = tuple(int(d) for d in _broadcast_shape(a_shape[:-2], b_shape[:-2]))
+        a_strides = broadcast_strides(a_shape[:-2], batch)
+        b_strides = broadcast_strides(b_shape[:-2], batch)
+        return {
+            "call": (
+                f"dcg_matmul_f32({a.c_name}, {b.c_name}, {y.c_name}, {m}, {n}, {k}, {len(batch)}, "
+                f"{int_array(batch)}, {int_array(a_strides)}, {int_array(b_strides)});"
+            ),
+            "macs": math.prod(batch) * m * n * k, "size": y.numel,
+        }
+
+
+def _broadcast_shape(first: tuple[int, ...], second: tuple[int, ...]) -> list[int]:
+    rank = max(len(first), len(second))
+    a = (1,) * (rank - len(first)) + first
+    b = (1,) * (rank - len(second)) + second
+    out = []
+    for x, z in zip(a, b):
+        if x != z and 1 not in (x, z):
+            raise NodeMismatch("shape", f"batch dimensions {first} and {second} do not broadcast")
+        out.append(max(x, z))
+    return out
+
+
+CALL = NodeTemplate("${call}", headers=HEADERS)
+F32 = FLOAT32
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    "Conv": (NodeMapper(ConvParser(), (NodeBinding(NodeTypeChecker((F32, F32, F32), (F32,)), CONV),), "Conv float32"),),
+    "ConvTranspose": (
+        NodeMapper(ConvTransposeParser(), (NodeBinding(NodeTypeChecker((F32, F32, F32), (F32,)), CALL),), "ConvTranspose float32"),
+    ),
+    "Gemm": (NodeMapper(GemmParser(), (NodeBinding(NodeTypeChecker((F32, F32, F32), (F32,)), CALL),), "Gemm float32"),),
+    "MatMul": (NodeMapper(MatMulParser(), (NodeBinding(NodeTypeChecker((F32, F32), (F32,)), CALL),), "MatMul float32"),),
+}

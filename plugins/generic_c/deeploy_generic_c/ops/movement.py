@@ -1,0 +1,180 @@
+"""Data movement for any element type: Transpose, Concat, Slice, Pad, Gather."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from deeploy_core.codegen.literals import c_array_values
+from deeploy_core.ir import Buffer, NetworkContext
+from deeploy_core.ir.dtypes import INT64
+from deeploy_core.mapping import (
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+    is_present,
+)
+from deeploy_generic_c.ops._common import HEADERS, MAX_DIMS, int_array
+
+
+def _same_type(source: Buffer, target: Buffer) -> None:
+    if source.dtype != target.dtype:
+        raise NodeMismatch("dtype", f"output type {target.dtype} differs from input type {source.dtype}")
+
+
+def _constant_ints(ctxt: NetworkContext, node: gs.Node, index: int, what: str) -> list[int] | None:
+    if not is_present(node, index):
+        return None
+    values = ctxt[node.inputs[index].name].values
+    if values is None:
+        raise NodeMismatch("shape", f"{what} must be a constant")
+    return [int(v) for v in np.asarray(values).reshape(-1)]
+
+
+def _rank_ok(buffer: Buffer) -> None:
+    if len(buffer.shape) > MAX_DIMS:
+        raise NodeMismatch("shape", f"rank {len(buffer.shape)} exceeds {MAX_DIMS}")
+
+
+class TransposeParser(NodeParser):
+    """Any permutation, rank <= 8."""
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        _same_type(x, y)
+        _rank_ok(x)
+        perm = attribute(node, "perm", None) or list(reversed(range(len(x.shape))))
+        shape = list(x.shape) or [1]
+        perm = [int(p) for p in perm] or [0]
+        return {
+            "call": f"dcg_transpose({x.c_name}, {y.c_name}, {x.dtype.size}, {len(shape)}, {int_array(shape)}, {int_array(perm)});",
+            "size": 0,
+        }
+
+
+class ConcatParser(NodeParser):
+    """Any axis, any number of inputs."""
+
+    inputs = (1, None)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        sources = [ctxt[t.name] for t in node.inputs]
+        y = ctxt[node.outputs[0].name]
+        for source in sources:
+            _same_type(source, y)
+        rank = len(y.shape)
+        axis = int(attribute(node, "axis")) % rank
+        outer, inner = math.prod(y.shape[:axis]), math.prod(y.shape[axis + 1 :])
+        pointers = ", ".join(f"(const void *){s.c_name}" for s in sources)
+        sizes = int_array(s.shape[axis] for s in sources)
+        return {
+            "call": f"dcg_concat((const void *const[]){{{pointers}}}, {sizes}, {len(sources)}, {y.c_name}, {y.dtype.size}, {outer}, {inner});",
+            "size": 0,
+        }
+
+
+class SliceParser(NodeParser):
+    """Constant starts, ends, axes and steps (negative steps too)."""
+
+    inputs = (3, 5)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        _same_type(x, y)
+        _rank_ok(x)
+        rank = len(x.shape)
+        starts = _constant_ints(ctxt, node, 1, "starts") or []
+        axes = _constant_ints(ctxt, node, 3, "axes") or list(range(len(starts)))
+        steps = _constant_ints(ctxt, node, 4, "steps") or [1] * len(starts)
+        begin, stride = [0] * rank, [1] * rank
+        for start, axis, step in zip(starts, axes, steps):
+            axis %= rank
+            dim = x.shape[axis]
+            if step == 0:
+                raise NodeMismatch("attribute", "a step of 0 is invalid")
+            start = start + dim if start < 0 else start
+            begin[axis] = min(max(start, 0), dim) if step > 0 else min(max(start, 0), dim - 1)
+            stride[axis] = step
+        return {
+            "call": (
+                f"dcg_slice({x.c_name}, {y.c_name}, {x.dtype.size}, {rank}, {int_array(x.shape)}, "
+                f"{int_array(y.shape)}, {int_array(begin)}, {int_array(stride)});"
+            ),
+            "size": 0,
+        }
+
+
+class PadParser(NodeParser):
+    """Constant pads (and axes); modes constant, reflect, edge."""
+
+    inputs = (2, 4)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        _same_type(x, y)
+        _rank_ok(x)
+        rank = len(x.shape)
+        mode = attribute(node, "mode", "constant")
+        modes = {"constant": 0, "reflect": 1, "edge": 2}
+        if mode not in modes:
+            raise NodeMismatch("attribute", f"mode={mode!r} is not supported")
+        pads = _constant_ints(ctxt, node, 1, "pads") or []
+        axes = _constant_ints(ctxt, node, 3, "axes") or list(range(rank))
+        begin = [0] * rank
+        for position, axis in enumerate(axes):
+            begin[axis % rank] = pads[position]
+        value = "NULL"
+        if mode == "constant":
+            raw = 0
+            if is_present(node, 2):
+                constant = ctxt[node.inputs[2].name].values
+                if constant is None:
+                    raise NodeMismatch("shape", "constant_value must be a constant")
+                raw = np.asarray(constant).reshape(-1)[0]
+            literal = c_array_values(np.asarray([raw], dtype=x.dtype.numpy))
+            value = f"(const {x.dtype.c_type}[]){{{literal}}}"
+        return {
+            "call": (
+                f"dcg_pad({x.c_name}, {y.c_name}, {x.dtype.size}, {rank}, {int_array(x.shape)}, {int_array(y.shape)}, "
+                f"{int_array(begin)}, {modes[mode]}, {value});"
+            ),
+            "size": 0,
+        }
+
+
+class GatherParser(NodeParser):
+    """int64 indices (constant or computed), any axis."""
+
+    inputs = (2, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, indices, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        _same_type(x, y)
+        rank = len(x.shape)
+        axis = int(attribute(node, "axis", 0)) % rank
+        outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1 :])
+        return {
+            "call": (
+                f"dcg_gather({x.c_name}, {indices.c_name}, {y.c_name}, {x.dtype.size}, {outer}, {length}, {inner}, "
+                f"{indices.numel});"
+            ),
+            "size": 0,
+        }
+
+
+CALL = NodeTemplate("${call}", headers=HEADERS)
+ANY = NodeTypeChecker((None,), (None,), variadic=True)
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    "Transpose": (NodeMapper(TransposeParser(), (NodeBinding(ANY, CALL),), "Transpose any type"),),
+    "Concat": (NodeMapper(ConcatParser(), (NodeBinding(ANY, CALL),), "Concat any type"),),
+    "Slice": (NodeMapper(SliceParser(), (NodeBinding(NodeTypeChecker((None, None, None, None, None), (None,)), CALL),), "Slice any type"),),
+    "Pad": (NodeMapper(PadParser(), (NodeBinding(NodeTypeChecker((None, INT64, None, None), (None,)), CALL),), "Pad any type"),),
+    "Gather": (NodeMapper(GatherParser(), (NodeBinding(NodeTypeChecker((None, INT64), (None,)), CALL),), "Gather any type"),),
+}

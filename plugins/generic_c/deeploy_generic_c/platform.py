@@ -1,0 +1,29 @@
+"""The generic C platform as data: one engine, the op tables, the C runtime."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from deeploy_core.mapping.alias import ALIAS_MAPPERS
+from deeploy_core.platform import Engine, Platform, RuntimeLibrary
+from deeploy_generic_c.ops import collect_mappers
+from deeploy_generic_c.plugin import PLATFORM_NAME
+
+RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+
+
+@lru_cache(maxsize=1)
+def generic_c_platform() -> Platform:
+    """The platform description (cached: it is immutable)."""
+    mappers = dict(ALIAS_MAPPERS)
+    mappers.update(collect_mappers())
+    return Platform(
+        name=PLATFORM_NAME,
+        engines=(Engine("cpu", mappers),),
+        runtime=RuntimeLibrary(
+            include_dirs=(RUNTIME_DIR / "include",),
+            sources=tuple(sorted((RUNTIME_DIR / "src").glob("*.c"))),
+        ),
+        description="portable C99, single core",
+    )

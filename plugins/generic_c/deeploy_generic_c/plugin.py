@@ -1,0 +1,29 @@
+"""Registers the generic C platform with deeploy_core."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from deeploy_core import PlatformExtension, hookimpl
+from deeploy_core.network import NetworkDeployer
+
+PLATFORM_NAME = "generic-c"
+
+
+def make_deployer(**options: Any) -> NetworkDeployer:
+    """The platform's deployer; the platform data is built on first use (imports the op tables)."""
+    from deeploy_generic_c.platform import generic_c_platform
+
+    return NetworkDeployer(generic_c_platform(), **options)
+
+
+@hookimpl
+def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
+    register(
+        PlatformExtension(
+            name=PLATFORM_NAME,
+            factory=make_deployer,
+            version="0.1.0",
+            description="portable C99 for any host or microcontroller; one static arena, no malloc",
+        )
+    )
