@@ -70,12 +70,32 @@ def validate_model(
     cache_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
-    """Compile, build, run and compare with golden outputs or ONNX Runtime."""
-    _, generated = compile_model(model_path, options, host, progress)
+    """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime."""
     inputs = reference_inputs(model_path, inputs_npz)
+    expected = None
     if outputs_npz is not None:
-        expected = load_npz_by_position(outputs_npz, len(generated.outputs))
-    else:
+        expected = load_npz_by_position(outputs_npz)
+    return validate_with_data(
+        model_path, options, host, inputs, expected, atol, rtol, repeats, build_dir, cache_dir, progress
+    )
+
+
+def validate_with_data(
+    model_path: Path,
+    options: CompileOptions,
+    host: PluginHost,
+    inputs: dict[str, np.ndarray],
+    expected: list[np.ndarray] | None = None,
+    atol: float = 1e-4,
+    rtol: float = 0.0,
+    repeats: int = 2,
+    build_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[GeneratedNetwork, ValidationResult]:
+    """Like :func:`validate_model` with the data in memory (``expected=None``: ONNX Runtime)."""
+    _, generated = compile_model(model_path, options, host, progress)
+    if expected is None:
         expected = run_reference(model_path, inputs)
     toolchain = Toolchain.from_environment()
     if progress is not None:
@@ -86,5 +106,3 @@ def validate_model(
         actual, best_ns = run_network(executable, generated, inputs, repeats)
     comparisons = compare_outputs(generated, actual, expected, atol, rtol)
     return generated, ValidationResult(comparisons, best_ns, actual)
-
-

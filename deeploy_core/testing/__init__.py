@@ -12,7 +12,21 @@ conformance class to check that a plugin meets the host's contract::
         allocator_name = "my-allocator"
 """
 
-from deeploy_core.testing.conformance.allocator import AllocatorConformance
-from deeploy_core.testing.conformance.plugin import PluginConformance
+from typing import Any
 
-__all__ = ["AllocatorConformance", "PluginConformance"]
+_EXPORTS = {
+    "AllocatorConformance": "deeploy_core.testing.conformance.allocator",
+    "PlatformConformance": "deeploy_core.testing.conformance.platform",
+    "PluginConformance": "deeploy_core.testing.conformance.plugin",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import suites on first use: pytest loads this package at start-up in every project."""
+    if name not in _EXPORTS:
+        raise AttributeError(name)
+    import importlib
+
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

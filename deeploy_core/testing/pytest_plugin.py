@@ -50,6 +50,22 @@ def register_plugin(plugin_host: PluginHost) -> Callable[..., PluginRecord]:
     return register
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrise ``node_case`` of :class:`PlatformConformance` subclasses with the platform's ops."""
+    if "node_case" not in metafunc.fixturenames or metafunc.cls is None:
+        return
+    from deeploy_core.supported_ops import supported_operators
+    from deeploy_core.testing.conformance.platform import PlatformConformance
+    from deeploy_core.testing.node_cases import float32_node_cases
+
+    if not issubclass(metafunc.cls, PlatformConformance):
+        return
+    host = metafunc.cls.make_host()
+    ops = {row["op"] for row in supported_operators(host, metafunc.cls.platform)}
+    cases = float32_node_cases(ops)
+    metafunc.parametrize("node_case", cases, ids=[case.name for case in cases])
+
+
 @pytest.fixture
 def installed_plugin_host() -> PluginHost:
     """A host with every plugin installed in the environment (what the CLI sees without switches)."""

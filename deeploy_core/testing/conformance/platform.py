@@ -1,0 +1,105 @@
+"""The contract of platform extensions: every operator the platform claims compiles, runs and matches.
+
+For every op type in the platform's operator table, the ONNX backend node test
+cases of that op (float32 ones; see :mod:`deeploy_core.testing.node_cases`) are
+compiled, built with the system C compiler, run and compared with ONNX's
+expected outputs, each within the case's own tolerance.  A case that uses a
+variant the platform reports as unsupported (with the usual one-line reason) is
+skipped with that reason, so the run lists exactly which cases ran.  Output
+must also be deterministic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import onnx
+import pytest
+
+from deeploy_core.api import CompileOptions, compile_model, validate_with_data
+from deeploy_core.midend.unsupported import UnsupportedModelError
+from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.node_cases import NodeCase
+
+
+class PlatformConformance:
+    """Subclass with ``plugin``, ``plugin_name`` and ``platform`` (the platform's registered name).
+
+    ``node_case`` is parametrised by deeploy_core's pytest plugin with every
+    float32 ONNX node test case of an op the platform claims.
+    """
+
+    plugin: ClassVar[Any] = None
+    plugin_name: ClassVar[str] = "platform-under-test"
+    platform: ClassVar[str] = ""
+
+    @classmethod
+    def make_host(cls) -> PluginHost:
+        """An isolated host holding the plugin under test."""
+        host = PluginHost()
+        if cls.plugin is not None:
+            host.add_plugin(cls.plugin, name=cls.plugin_name)
+        return host
+
+    @pytest.fixture(scope="class")
+    def conformance_platform_host(self) -> PluginHost:
+        return self.make_host()
+
+    @pytest.fixture(scope="class")
+    def runtime_cache(self, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """Compiled runtime libraries shared by the class's builds."""
+        return tmp_path_factory.mktemp("runtime-cache")
+
+    def test_node_case(
+        self, node_case: NodeCase, conformance_platform_host: PluginHost, runtime_cache: Path, tmp_path: Path
+    ) -> None:
+        model_path = tmp_path / f"{node_case.op_type}.onnx"
+        onnx.save(node_case.model, model_path)
+        options = CompileOptions(platform=self.platform, network_name=node_case.name)
+        try:
+            _, result = validate_with_data(
+                model_path, options, conformance_platform_host, node_case.inputs, node_case.outputs,
+                atol=max(node_case.atol, 1e-6), rtol=max(node_case.rtol, 1e-5), cache_dir=runtime_cache,
+            )
+        except UnsupportedModelError as error:
+            pytest.skip(f"variant not supported: {error.nodes[0].describe()}")
+        for comparison in result.comparisons:
+            assert comparison.ok, (
+                f"{node_case.name}: output {comparison.name} max abs error {comparison.max_abs_error:.3g}, "
+                f"{comparison.mismatches}/{comparison.size} elements outside tolerance"
+            )
+
+    def test_compilation_is_deterministic(
+        self, conformance_platform_host: PluginHost, tmp_path: Path
+    ) -> None:
+        model_path = tmp_path / "determinism.onnx"
+        onnx.save(determinism_model(), model_path)
+        options = CompileOptions(platform=self.platform)
+        _, first = compile_model(model_path, options, conformance_platform_host)
+        _, second = compile_model(model_path, options, self.make_host())
+        assert first.files == second.files
+        assert first.report == second.report
+
+
+def determinism_model() -> onnx.ModelProto:
+    """A small network with weights, a branch and a reduction."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    weight = numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "w")
+    bias = numpy_helper.from_array(rng.standard_normal((4,)).astype(np.float32), "b")
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "b"], ["g"], transB=1, name="fc"),
+        helper.make_node("Relu", ["g"], ["r"], name="act"),
+        helper.make_node("Add", ["r", "g"], ["s"], name="skip"),
+        helper.make_node("Softmax", ["s"], ["y"], axis=-1, name="softmax"),
+    ]
+    graph = helper.make_graph(
+        nodes, "determinism",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [weight, bias],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
