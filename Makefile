@@ -13,8 +13,14 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' $(addprefix -e ,$(PLUGIN_PROJECTS))
 	touch $@
 
+EXAMPLE := build/example/tiny_cnn.onnx
+
 demo: $(STAMP)
 	$(BIN)/deeploy-core plugins --all
+	$(BIN)/python examples/make_tiny_cnn.py $(EXAMPLE)
+	$(BIN)/deeploy-core compile $(EXAMPLE) --platform generic-c -o build/example/generic-c --force
+	$(BIN)/deeploy-core analyze $(EXAMPLE) --platform generic-c
+	$(BIN)/deeploy-core validate $(EXAMPLE) --platform generic-c
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -23,4 +29,4 @@ docs: $(STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) docs/_build .pytest_cache
+	rm -rf $(VENV) docs/_build .pytest_cache build
