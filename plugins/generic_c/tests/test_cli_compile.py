@@ -1,0 +1,115 @@
+"""The compile command end to end on the generic C platform (no C build needed here)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ENV = {**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "deeploy_core", *args], capture_output=True, text=True, env=ENV)
+
+
+def three_unsupported_nodes(path: Path) -> Path:
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["a"], name="fine"),
+            helper.make_node("Cos", ["a"], ["b"], name="first_bad"),
+            helper.make_node("Conv", ["b", "w"], ["c"], auto_pad="SAME_UPPER", name="fine_conv"),
+            helper.make_node("TopK", ["c", "k"], ["d", "i"], name="second_bad"),
+            helper.make_node("Relu", ["d"], ["e"], name="also_fine"),
+            helper.make_node("Round", ["e"], ["y"], name="third_bad"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 2])],
+        [numpy_helper.from_array(np.ones((2, 2, 3, 3), np.float32), "w"), numpy_helper.from_array(np.array([2], np.int64), "k")],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
+    return path
+
+
+def test_three_unsupported_nodes_are_reported_together(tmp_path: Path) -> None:
+    model = three_unsupported_nodes(tmp_path / "bad.onnx")
+    result = cli("compile", str(model), "--platform", "generic-c", "-o", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == "error: 3 node(s) are not supported on platform 'generic-c':"
+    assert [line.split("'")[1] for line in lines[1:]] == ["first_bad", "second_bad", "third_bad"]
+    assert "(Cos)" in lines[1] and "(TopK)" in lines[2] and "(Round)" in lines[3]
+    assert not (tmp_path / "out").exists(), "nothing is written when compilation fails"
+
+
+def test_dtype_mismatch_names_the_closest_variant(tmp_path: Path) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="int_relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [4])],
+    )
+    model = tmp_path / "double.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), model)
+    result = cli("analyze", str(model))
+    assert result.returncode == 2
+    assert "node 'int_relu' (Relu): dtype — input 0 is float64, the kernel takes float32" in result.stderr
+    assert "closest supported variant: Relu float32 float32 -> float32" in result.stderr
+
+
+def write_example(path: Path) -> Path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+    try:
+        from make_tiny_cnn import tiny_cnn
+    finally:
+        sys.path.pop(0)
+    onnx.save(tiny_cnn(), path)
+    return path
+
+
+def test_compiling_twice_gives_byte_identical_files(tmp_path: Path) -> None:
+    model = write_example(tmp_path / "tiny.onnx")
+    outputs = []
+    for run, seed in enumerate(("1", "2")):
+        out = tmp_path / f"out{run}"
+        result = subprocess.run(
+            [sys.executable, "-m", "deeploy_core", "compile", str(model), "-o", str(out)],
+            capture_output=True, text=True, env={**ENV, "PYTHONHASHSEED": seed},
+        )
+        assert result.returncode == 0, result.stderr
+        outputs.append({path.name: path.read_bytes() for path in sorted(out.iterdir())})
+    assert outputs[0].keys() == {"Network.c", "Network.h", "Network_weights.c", "Network_weights.h", "report.json"}
+    assert outputs[0] == outputs[1]
+
+
+def test_existing_output_folder_is_not_overwritten_without_force(tmp_path: Path) -> None:
+    model = write_example(tmp_path / "tiny.onnx")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    refused = cli("compile", str(model), "-o", str(out))
+    assert refused.returncode == 2 and "use --force" in refused.stderr
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]
+    forced = cli("compile", str(model), "-o", str(out), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["Network.c", "Network.h", "Network_weights.c", "Network_weights.h", "report.json"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "no staging folder left behind"
+
+
+def test_supported_ops_lists_the_float_table() -> None:
+    result = cli("supported-ops", "--json")
+    assert result.returncode == 0, result.stderr
+    import json
+
+    rows = json.loads(result.stdout)
+    ops = {row["op"] for row in rows}
+    assert {"Conv", "Gemm", "MatMul", "Softmax", "LayerNormalization", "Reshape", "Transpose"} <= ops
+    conv = next(row for row in rows if row["op"] == "Conv")
+    assert conv["signature"] == "float32, float32, float32 -> float32"
