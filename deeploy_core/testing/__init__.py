@@ -16,6 +16,7 @@ from typing import Any
 
 _EXPORTS = {
     "AllocatorConformance": "deeploy_core.testing.conformance.allocator",
+    "CodeTransformationConformance": "deeploy_core.testing.conformance.code_transformation",
     "PlatformConformance": "deeploy_core.testing.conformance.platform",
     "PluginConformance": "deeploy_core.testing.conformance.plugin",
 }
