@@ -34,7 +34,11 @@ class CompileOptions:
 
 
 def compile_model(
-    model_path: Path, options: CompileOptions, host: PluginHost, progress: Callable[[str], None] | None = None
+    model_path: Path,
+    options: CompileOptions,
+    host: PluginHost,
+    progress: Callable[[str], None] | None = None,
+    state_dir: Path | None = None,
 ) -> tuple[Deployer, GeneratedNetwork]:
     """Compose the deployer the options name and run every stage on ``model_path``."""
     choice = DeployerChoice(
@@ -45,7 +49,14 @@ def compile_model(
         options={"input_shapes": dict(options.input_shapes), "network_name": options.network_name or model_path.stem},
     )
     deployer = compose_deployer(host, choice)
-    generated = deployer.deploy(str(model_path), progress)
+    after_stage = None
+    if state_dir is not None:
+        from deeploy_core.network.state import export_state
+
+        def after_stage(stage: str, layer: Deployer) -> None:
+            export_state(layer.unwrap(), state_dir / f"{list(layer.stages).index(stage) + 1}-{stage}", stage)
+
+    generated = deployer.deploy(str(model_path), progress, after_stage)
     return deployer, generated
 
 

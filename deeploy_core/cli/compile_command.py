@@ -18,13 +18,17 @@ from deeploy_core.cli.session import CliSession
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False), required=True,
               help="Folder for the generated files (created; replaced only with --force).")
 @click.option("--force", is_flag=True, help="Replace a non-empty output folder.")
+@click.option("--dump-state", is_flag=True, help="Also write the deployer state after each stage into OUTPUT/state/.")
 @click.pass_obj
-def compile_command(session: CliSession, model: Path, output: Path, force: bool, **selection: object) -> None:
+def compile_command(
+    session: CliSession, model: Path, output: Path, force: bool, dump_state: bool, **selection: object
+) -> None:
     """Compile MODEL to C: Network.h, Network.c, weights and report.json."""
     options = compile_options(model, **selection)  # type: ignore[arg-type]
     with replace_folder(output, force) as staging:
         with stage_progress(f"compiling {model.name}") as progress:
-            _, generated = compile_model(model, options, session.host, progress)
+            state_dir = staging / "state" if dump_state else None
+            _, generated = compile_model(model, options, session.host, progress, state_dir)
         written = generated.write(staging)
     report = generated.report
     click.echo(

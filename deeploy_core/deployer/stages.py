@@ -20,10 +20,16 @@ class StageDriver:
 
     stages: ClassVar[tuple[str, ...]] = STAGES
 
-    def deploy(self, model: Any, progress: Callable[[str], None] | None = None) -> Any:
+    def deploy(
+        self,
+        model: Any,
+        progress: Callable[[str], None] | None = None,
+        after_stage: Callable[[str, Any], None] | None = None,
+    ) -> Any:
         """Run all stages on ``model`` and return what the last stage returned.
 
-        ``progress`` is told the name of each stage before it starts.
+        ``progress`` is told the name of each stage before it starts;
+        ``after_stage(stage, deployer)`` runs after each one (e.g. to export state).
         """
         self.model = model
         result: Any = None
@@ -31,4 +37,6 @@ class StageDriver:
             if progress is not None:
                 progress(stage)
             result = getattr(self, stage)()
+            if after_stage is not None:
+                after_stage(stage, self)
         return result

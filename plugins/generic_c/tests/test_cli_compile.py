@@ -113,3 +113,23 @@ def test_supported_ops_lists_the_float_table() -> None:
     assert {"Conv", "Gemm", "MatMul", "Softmax", "LayerNormalization", "Reshape", "Transpose"} <= ops
     conv = next(row for row in rows if row["op"] == "Conv")
     assert conv["signature"] == "float32, float32, float32 -> float32"
+
+
+def test_state_after_bind_restores_and_generates_the_same_code(tmp_path: Path) -> None:
+    from deeploy_core.allocation import FirstFitAllocator
+    from deeploy_core.network.state import import_state
+    from deeploy_core.network import NetworkDeployer
+    from deeploy_generic_c.platform import generic_c_platform
+
+    model = write_example(tmp_path / "tiny.onnx")
+    out = tmp_path / "out"
+    result = cli("compile", str(model), "-o", str(out), "--dump-state")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (out / "state").iterdir()) == ["1-frontend", "2-lower", "3-parse", "4-bind", "5-generate"]
+    assert "pickle" not in (out / "state" / "4-bind" / "state.json").read_text()
+    fresh = NetworkDeployer(generic_c_platform(), network_name="tiny")
+    fresh.allocator, fresh.allocator_name, fresh.model = FirstFitAllocator(), "first-fit", str(model)
+    assert import_state(fresh, out / "state" / "4-bind") == "bind"
+    regenerated = fresh.generate()
+    for name, text in regenerated.files.items():
+        assert (out / name).read_text() == text, name
