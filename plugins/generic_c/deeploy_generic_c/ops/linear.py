@@ -59,7 +59,7 @@ class ConvParser(NodeParser):
             strides, dilations, kernel = [1, *strides], [1, *dilations], [1, *kernel]
             pads = [0, pads[0], 0, pads[1]]
         n, c, *in_spatial = x.shape
-        m, _, *out_spatial = y.shape
+        _, m, *out_spatial = y.shape
         h, wd = (1, in_spatial[0]) if rank == 1 else in_spatial
         oh, ow = (1, out_spatial[0]) if rank == 1 else out_spatial
         kh, kw = kernel

@@ -1,0 +1,83 @@
+/*
+ * Max and average pooling over 2-D windows (1-D is H = 1) and global pooling.
+ *
+ * Windows are clipped to the input, so padding and ceil_mode need no padded copy of the input.
+ */
+#include <math.h>
+
+#include "dcg_kernels.h"
+
+static int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+void dcg_maxpool2d_f32(const float *restrict X, float *restrict Y, int32_t N, int32_t C, int32_t H, int32_t W,
+                       int32_t OH, int32_t OW, int32_t KH, int32_t KW, int32_t stride_h, int32_t stride_w,
+                       int32_t pad_top, int32_t pad_left, int32_t dil_h, int32_t dil_w) {
+    for (int32_t plane = 0; plane < N * C; ++plane) {
+        const float *restrict x = X + (int64_t)plane * H * W;
+        float *restrict y = Y + (int64_t)plane * OH * OW;
+        for (int32_t oh = 0; oh < OH; ++oh) {
+            for (int32_t ow = 0; ow < OW; ++ow) {
+                float best = -INFINITY;
+                for (int32_t kh = 0; kh < KH; ++kh) {
+                    const int32_t ih = oh * stride_h - pad_top + kh * dil_h;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int32_t kw = 0; kw < KW; ++kw) {
+                        const int32_t iw = ow * stride_w - pad_left + kw * dil_w;
+                        if (iw < 0 || iw >= W) continue;
+                        const float value = x[(int64_t)ih * W + iw];
+                        if (value > best || isnan(value)) best = value;
+                    }
+                }
+                y[(int64_t)oh * OW + ow] = best;
+            }
+        }
+    }
+}
+
+void dcg_avgpool2d_f32(const float *restrict X, float *restrict Y, int32_t N, int32_t C, int32_t H, int32_t W,
+                       int32_t OH, int32_t OW, int32_t KH, int32_t KW, int32_t stride_h, int32_t stride_w,
+                       int32_t pad_top, int32_t pad_left, int32_t pad_bottom, int32_t pad_right,
+                       int32_t count_include_pad) {
+    for (int32_t plane = 0; plane < N * C; ++plane) {
+        const float *restrict x = X + (int64_t)plane * H * W;
+        float *restrict y = Y + (int64_t)plane * OH * OW;
+        for (int32_t oh = 0; oh < OH; ++oh) {
+            const int32_t h0 = oh * stride_h - pad_top, h1 = h0 + KH;
+            const int32_t hs = max_i32(h0, 0), he = min_i32(h1, H);
+            for (int32_t ow = 0; ow < OW; ++ow) {
+                const int32_t w0 = ow * stride_w - pad_left, w1 = w0 + KW;
+                const int32_t ws = max_i32(w0, 0), we = min_i32(w1, W);
+                float sum = 0.0f;
+                for (int32_t ih = hs; ih < he; ++ih) {
+                    for (int32_t iw = ws; iw < we; ++iw) sum += x[(int64_t)ih * W + iw];
+                }
+                int32_t count;
+                if (count_include_pad) {
+                    count = (min_i32(h1, H + pad_bottom) - h0) * (min_i32(w1, W + pad_right) - w0);
+                } else {
+                    count = (he - hs) * (we - ws);
+                }
+                y[(int64_t)oh * OW + ow] = count > 0 ? sum / (float)count : 0.0f;
+            }
+        }
+    }
+}
+
+void dcg_global_avgpool_f32(const float *restrict X, float *restrict Y, int32_t NC, int32_t spatial) {
+    for (int32_t p = 0; p < NC; ++p) {
+        const float *restrict x = X + (int64_t)p * spatial;
+        double sum = 0.0;
+        for (int32_t s = 0; s < spatial; ++s) sum += x[s];
+        Y[p] = (float)(sum / spatial);
+    }
+}
+
+void dcg_global_maxpool_f32(const float *restrict X, float *restrict Y, int32_t NC, int32_t spatial) {
+    for (int32_t p = 0; p < NC; ++p) {
+        const float *restrict x = X + (int64_t)p * spatial;
+        float best = -INFINITY;
+        for (int32_t s = 0; s < spatial; ++s) best = x[s] > best ? x[s] : best;
+        Y[p] = best;
+    }
+}
