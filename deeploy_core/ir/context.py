@@ -71,7 +71,7 @@ class NetworkContext:
         """The buffer that owns the memory of ``name`` (follows alias chains, detecting cycles)."""
         seen: list[str] = []
         buffer = self._buffers[name]
-        while buffer.kind is BufferKind.ALIAS:
+        while buffer.alias_of is not None:
             if buffer.name in seen:
                 raise DeeployError(f"alias cycle through tensors {' -> '.join(seen + [buffer.name])}")
             seen.append(buffer.name)

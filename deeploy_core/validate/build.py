@@ -43,33 +43,37 @@ def _run(command: list[str], what: str) -> None:
         raise BuildError(f"{what} failed (exit {result.returncode}):\n{detail}")
 
 
-def runtime_archive(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Path) -> Path:
-    """The runtime compiled into a static library, cached by the hash of sources and flags."""
+def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Path) -> list[Path]:
+    """The runtime compiled to object files, cached by the hash of sources, headers and flags.
+
+    Objects rather than a static archive: kernels call each other, and a
+    single pass over an archive would depend on member order.
+    """
     digest = hashlib.sha256()
     for part in (*toolchain.compiler, *toolchain.extra_flags, *runtime.cflags):
         digest.update(part.encode() + b"\0")
     for source in sorted(runtime.sources):
-        digest.update(source.read_bytes())
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+        for header in sorted(source.parent.glob("*.h")):
+            digest.update(header.read_bytes())
     for include in runtime.include_dirs:
         for header in sorted(include.glob("*.h")):
             digest.update(header.read_bytes())
-    archive = cache_dir / f"runtime-{digest.hexdigest()[:16]}.a"
-    if archive.exists():
-        return archive
+    target = cache_dir / f"runtime-{digest.hexdigest()[:16]}"
+    objects = [target / f"{index:03d}_{source.stem}.o" for index, source in enumerate(sorted(runtime.sources))]
+    if target.is_dir() and all(obj.exists() for obj in objects):
+        return objects
     build = cache_dir / f"build-{os.getpid()}-{digest.hexdigest()[:8]}"
     build.mkdir(parents=True, exist_ok=True)
-    objects = []
-    for index, source in enumerate(sorted(runtime.sources)):
-        obj = build / f"{index:03d}_{source.stem}.o"
+    for source, obj in zip(sorted(runtime.sources), objects):
         command = [*toolchain.compiler, *runtime.cflags, *toolchain.extra_flags]
-        command += [f"-I{path}" for path in runtime.include_dirs] + ["-c", str(source), "-o", str(obj)]
+        command += [f"-I{path}" for path in runtime.include_dirs] + ["-c", str(source), "-o", str(build / obj.name)]
         _run(command, f"compiling runtime {source.name}")
-        objects.append(str(obj))
-    partial = build / "runtime.a"
-    _run(["ar", "rcs", str(partial), *objects], "archiving the runtime")
-    os.replace(partial, archive)
-    shutil.rmtree(build, ignore_errors=True)
-    return archive
+    try:
+        os.replace(build, target)
+    except OSError:  # another process finished first: use its objects
+        shutil.rmtree(build, ignore_errors=True)
+    return objects
 
 
 def build_executable(
@@ -83,7 +87,7 @@ def build_executable(
     command = [*toolchain.compiler, *runtime.cflags, *toolchain.extra_flags, f"-I{directory}"]
     command += [f"-I{path}" for path in runtime.include_dirs] + [str(path) for path in sources]
     if cache_dir is not None:
-        command.append(str(runtime_archive(runtime, toolchain, cache_dir)))
+        command += [str(obj) for obj in runtime_objects(runtime, toolchain, cache_dir)]
     else:
         command += [str(path) for path in sorted(runtime.sources)]
     executable = directory / "network"
