@@ -7,6 +7,7 @@ from pathlib import Path
 
 from deeploy_core.mapping.alias import ALIAS_MAPPERS
 from deeploy_core.platform import Engine, Platform, RuntimeLibrary
+from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.ops import collect_mappers
 from deeploy_generic_c.plugin import PLATFORM_NAME
 
@@ -25,5 +26,6 @@ def generic_c_platform() -> Platform:
             include_dirs=(RUNTIME_DIR / "include",),
             sources=tuple(sorted((RUNTIME_DIR / "src").glob("*.c"))),
         ),
+        lowering=generic_c_lowering,
         description="portable C99, single core",
     )
