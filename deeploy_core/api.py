@@ -49,15 +49,18 @@ def compile_model(
         options={"input_shapes": dict(options.input_shapes), "network_name": options.network_name or model_path.stem},
     )
     deployer = compose_deployer(host, choice)
-    after_stage = None
-    if state_dir is not None:
-        from deeploy_core.network.state import export_state
-
-        def after_stage(stage: str, layer: Deployer) -> None:
-            export_state(layer.unwrap(), state_dir / f"{list(layer.stages).index(stage) + 1}-{stage}", stage)
-
-    generated = deployer.deploy(str(model_path), progress, after_stage)
+    generated = deployer.deploy(str(model_path), progress, _state_exporter(state_dir) if state_dir else None)
     return deployer, generated
+
+
+def _state_exporter(state_dir: Path) -> Callable[[str, Deployer], None]:
+    """Writes the platform deployer's state into ``state_dir/<n>-<stage>`` after each stage."""
+    from deeploy_core.network.state import export_state
+
+    def after_stage(stage: str, deployer: Deployer) -> None:
+        export_state(deployer.unwrap(), state_dir / f"{list(deployer.stages).index(stage) + 1}-{stage}", stage)
+
+    return after_stage
 
 
 def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0) -> dict[str, np.ndarray]:

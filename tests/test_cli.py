@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import onnx
 import pytest
 from click.testing import CliRunner
+from onnx import TensorProto, helper
 
 from deeploy_core.cli import cli
 
@@ -41,11 +43,23 @@ def test_plugins_table_without_plugins_says_so(runner: CliRunner, monkeypatch: p
 @pytest.mark.parametrize("command", ["compile", "validate", "analyze"])
 def test_unknown_platform_is_one_line(runner: CliRunner, command: str, tmp_path) -> None:
     model = tmp_path / "m.onnx"
-    model.write_bytes(b"not onnx")
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph), model)
     extra = ["-o", str(tmp_path / "out")] if command == "compile" else []
     result = runner.invoke(cli, [command, str(model), "--platform", "nowhere", *extra])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: no platform named 'nowhere'")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_bad_model_file_is_one_line(runner: CliRunner, tmp_path) -> None:
+    model = tmp_path / "m.onnx"
+    model.write_bytes(b"not onnx")
+    result = runner.invoke(cli, ["validate", str(model)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and "not a valid ONNX model" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -36,9 +37,10 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lines = [f"import site; site.addsitedir({path!r})" for path in dict.fromkeys(parent_sites)]
     Path(target_site, "deeploy_core_parent_env.pth").write_text("\n".join(lines) + "\n")
     build_dir = tmp_path_factory.mktemp("plugin-build")
+    sources = [shutil.copytree(path, build_dir / path.name) for path in PLUGIN_DIRS]  # builds write into the source
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-         "--no-index", "--no-build-isolation", "--no-cache-dir", *map(str, PLUGIN_DIRS)],
+         "--no-index", "--no-build-isolation", "--no-cache-dir", *map(str, sources)],
         check=True, cwd=build_dir,
     )
     return python

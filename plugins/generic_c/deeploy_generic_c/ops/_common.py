@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
+
+import numpy as np
 
 from deeploy_core.ir import Buffer
 from deeploy_core.ir.dtypes import FLOAT32
-from deeploy_core.mapping import NodeMismatch, NodeTypeChecker
+from deeploy_core.mapping import NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker
 
 HEADERS = ("dcg_kernels.h",)
 MAX_DIMS = 8
 
 FLOAT_UNARY = NodeTypeChecker((FLOAT32,), (FLOAT32,))
 FLOAT_BINARY = NodeTypeChecker((FLOAT32, FLOAT32), (FLOAT32,))
+
+CALL = NodeTemplate("${call}", headers=HEADERS)
+"""The template of parsers that build the whole kernel call themselves (key ``call``)."""
+
+
+def single_binding(parser: NodeParser, checker: NodeTypeChecker, name: str, template: NodeTemplate = CALL) -> tuple[NodeMapper, ...]:
+    """The mapper table entry of an op with one parser and one binding."""
+    return (NodeMapper(parser, (NodeBinding(checker, template),), name=name),)
+
+
+def c_float(value: float) -> str:
+    """An exact float literal (hexadecimal), with C's spelling of infinities."""
+    if math.isinf(value):
+        return "(-INFINITY)" if value < 0 else "INFINITY"
+    rounded = float(np.float32(value))
+    return f"{rounded.hex()}f" if rounded != 0 else "0.0f"
 
 
 def int_array(values: Iterable[int]) -> str:

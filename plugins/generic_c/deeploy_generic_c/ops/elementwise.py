@@ -10,7 +10,6 @@ import onnx_graphsurgeon as gs
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.dtypes import FLOAT32
 from deeploy_core.mapping import (
-    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
@@ -26,8 +25,10 @@ from deeploy_generic_c.ops._common import (
     HEADERS,
     MAX_DIMS,
     broadcast_strides,
+    c_float,
     collapse_broadcast,
     int_array,
+    single_binding,
 )
 
 BINARY_OPS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow", "Max": "max", "Min": "min"}
@@ -80,14 +81,8 @@ class UnaryParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         values = [float(attribute(node, name, default)) for name, default in self.params]
-        extra = "".join(f", {_float(value)}" for value in values)
+        extra = "".join(f", {c_float(value)}" for value in values)
         return {"call": f"dcg_{self.kernel}_f32({x.c_name}, {y.c_name}, {y.numel}{extra});", "size": y.numel}
-
-
-def _float(value: float) -> str:
-    if math.isinf(value):
-        return "(-INFINITY)" if value < 0 else "INFINITY"
-    return f"{float(np.float32(value)).hex()}f" if value != 0 else "0.0f"
 
 
 class ClipParser(NodeParser):
@@ -107,7 +102,7 @@ class ClipParser(NodeParser):
                 raise NodeMismatch("shape", "min/max must be constants")
             bounds.append(float(np.asarray(values).reshape(-1)[0]))
         return {
-            "call": f"dcg_clip_f32({x.c_name}, {y.c_name}, {y.numel}, {_float(bounds[0])}, {_float(bounds[1])});",
+            "call": f"dcg_clip_f32({x.c_name}, {y.c_name}, {y.numel}, {c_float(bounds[0])}, {c_float(bounds[1])});",
             "size": y.numel,
         }
 
@@ -124,11 +119,11 @@ class GeluParser(NodeParser):
         return {"call": f"dcg_gelu_f32({x.c_name}, {y.c_name}, {y.numel}, {flag});", "size": y.numel}
 
 
-CALL = NodeTemplate("${call}", headers=HEADERS + ("math.h",))
+CALL_WITH_MATH = NodeTemplate("${call}", headers=HEADERS + ("math.h",))
 
 
 def _mapper(parser: NodeParser, checker: NodeTypeChecker, name: str) -> tuple[NodeMapper, ...]:
-    return (NodeMapper(parser, (NodeBinding(checker, CALL),), name=name),)
+    return single_binding(parser, checker, name, CALL_WITH_MATH)
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {}

@@ -9,7 +9,6 @@ import onnx_graphsurgeon as gs
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.dtypes import FLOAT32
 from deeploy_core.mapping import (
-    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
@@ -19,11 +18,7 @@ from deeploy_core.mapping import (
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, int_array
-
-
-def _float(value: float) -> str:
-    return f"{float(value).hex()}f" if value != 0 else "0.0f"
+from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, c_float, int_array, single_binding
 
 
 def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, strides, pads, dilations, group: int) -> int:
@@ -160,7 +155,7 @@ class GemmParser(NodeParser):
         return {
             "call": (
                 f"dcg_gemm_f32({a.c_name}, {b.c_name}, {c_name}, {y.c_name}, {m}, {n}, {k}, {trans_a}, {trans_b}, "
-                f"{_float(alpha)}, {_float(beta)}, {rows}, {cols});"
+                f"{c_float(alpha)}, {c_float(beta)}, {rows}, {cols});"
             ),
             "macs": m * n * k, "size": y.numel,
         }
@@ -201,13 +196,11 @@ def _broadcast_shape(first: tuple[int, ...], second: tuple[int, ...]) -> list[in
     return out
 
 
-CALL = NodeTemplate("${call}", headers=HEADERS)
 F32 = FLOAT32
+THREE_FLOATS = NodeTypeChecker((F32, F32, F32), (F32,))
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Conv": (NodeMapper(ConvParser(), (NodeBinding(NodeTypeChecker((F32, F32, F32), (F32,)), CONV),), "Conv float32"),),
-    "ConvTranspose": (
-        NodeMapper(ConvTransposeParser(), (NodeBinding(NodeTypeChecker((F32, F32, F32), (F32,)), CALL),), "ConvTranspose float32"),
-    ),
-    "Gemm": (NodeMapper(GemmParser(), (NodeBinding(NodeTypeChecker((F32, F32, F32), (F32,)), CALL),), "Gemm float32"),),
-    "MatMul": (NodeMapper(MatMulParser(), (NodeBinding(NodeTypeChecker((F32, F32), (F32,)), CALL),), "MatMul float32"),),
+    "Conv": single_binding(ConvParser(), THREE_FLOATS, "Conv float32", CONV),
+    "ConvTranspose": single_binding(ConvTransposeParser(), THREE_FLOATS, "ConvTranspose float32"),
+    "Gemm": single_binding(GemmParser(), THREE_FLOATS, "Gemm float32"),
+    "MatMul": single_binding(MatMulParser(), NodeTypeChecker((F32, F32), (F32,)), "MatMul float32"),
 }

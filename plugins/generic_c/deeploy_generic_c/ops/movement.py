@@ -11,17 +11,15 @@ from deeploy_core.codegen.literals import c_array_values
 from deeploy_core.ir import Buffer, NetworkContext
 from deeploy_core.ir.dtypes import INT64
 from deeploy_core.mapping import (
-    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
-    NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import HEADERS, MAX_DIMS, int_array
+from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding
 
 
 def _same_type(source: Buffer, target: Buffer) -> None:
@@ -169,12 +167,11 @@ class GatherParser(NodeParser):
         }
 
 
-CALL = NodeTemplate("${call}", headers=HEADERS)
 ANY = NodeTypeChecker((None,), (None,), variadic=True)
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Transpose": (NodeMapper(TransposeParser(), (NodeBinding(ANY, CALL),), "Transpose any type"),),
-    "Concat": (NodeMapper(ConcatParser(), (NodeBinding(ANY, CALL),), "Concat any type"),),
-    "Slice": (NodeMapper(SliceParser(), (NodeBinding(NodeTypeChecker((None, None, None, None, None), (None,)), CALL),), "Slice any type"),),
-    "Pad": (NodeMapper(PadParser(), (NodeBinding(NodeTypeChecker((None, INT64, None, None), (None,)), CALL),), "Pad any type"),),
-    "Gather": (NodeMapper(GatherParser(), (NodeBinding(NodeTypeChecker((None, INT64), (None,)), CALL),), "Gather any type"),),
+    "Transpose": single_binding(TransposeParser(), ANY, "Transpose any type"),
+    "Concat": single_binding(ConcatParser(), ANY, "Concat any type"),
+    "Slice": single_binding(SliceParser(), ANY, "Slice any type"),
+    "Pad": single_binding(PadParser(), NodeTypeChecker((None, INT64, None, None), (None,)), "Pad any type"),
+    "Gather": single_binding(GatherParser(), NodeTypeChecker((None, INT64), (None,)), "Gather any type"),
 }

@@ -9,23 +9,17 @@ import onnx_graphsurgeon as gs
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.dtypes import FLOAT32
 from deeploy_core.mapping import (
-    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
-    NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import HEADERS
+from deeploy_generic_c.ops._common import c_float, single_binding
 
 F32 = FLOAT32
-
-
-def _float(value: float) -> str:
-    return f"{float(value).hex()}f"
 
 
 def _axis(node: gs.Node, rank: int, default: int) -> int:
@@ -67,7 +61,7 @@ class LayerNormParser(NodeParser):
             bias = bias_buffer.c_name
         epsilon = float(attribute(node, "epsilon", 1e-5))
         return {
-            "call": f"dcg_layernorm_f32({x.c_name}, {scale.c_name}, {bias}, {y.c_name}, {x.numel // norm}, {norm}, {_float(epsilon)});",
+            "call": f"dcg_layernorm_f32({x.c_name}, {scale.c_name}, {bias}, {y.c_name}, {x.numel // norm}, {norm}, {c_float(epsilon)});",
             "size": y.numel * 4,
         }
 
@@ -89,7 +83,7 @@ class BatchNormParser(NodeParser):
         spatial = math.prod(x.shape[2:])
         epsilon = float(attribute(node, "epsilon", 1e-5))
         return {
-            "call": f"dcg_batchnorm_f32({x.c_name}, {scale}, {bias}, {mean}, {var}, {y.c_name}, {n}, {c}, {spatial}, {_float(epsilon)});",
+            "call": f"dcg_batchnorm_f32({x.c_name}, {scale}, {bias}, {mean}, {var}, {y.c_name}, {n}, {c}, {spatial}, {c_float(epsilon)});",
             "size": y.numel * 2,
         }
 
@@ -106,7 +100,7 @@ class InstanceNormParser(NodeParser):
         n, c, spatial = x.shape[0], x.shape[1], math.prod(x.shape[2:])
         epsilon = float(attribute(node, "epsilon", 1e-5))
         return {
-            "call": f"dcg_instancenorm_f32({x.c_name}, {scale.c_name}, {bias.c_name}, {y.c_name}, {n}, {c}, {spatial}, {_float(epsilon)});",
+            "call": f"dcg_instancenorm_f32({x.c_name}, {scale.c_name}, {bias.c_name}, {y.c_name}, {n}, {c}, {spatial}, {c_float(epsilon)});",
             "size": y.numel * 4,
         }
 
@@ -128,17 +122,13 @@ class GroupNormParser(NodeParser):
             raise NodeMismatch("attribute", "stash_type other than float32 is not supported")
         epsilon = float(attribute(node, "epsilon", 1e-5))
         return {
-            "call": f"dcg_groupnorm_f32({x.c_name}, {scale.c_name}, {bias.c_name}, {y.c_name}, {n}, {c}, {spatial}, {groups}, {_float(epsilon)});",
+            "call": f"dcg_groupnorm_f32({x.c_name}, {scale.c_name}, {bias.c_name}, {y.c_name}, {n}, {c}, {spatial}, {groups}, {c_float(epsilon)});",
             "size": y.numel * 4,
         }
 
 
-CALL = NodeTemplate("${call}", headers=HEADERS)
-
-
 def _mapper(parser: NodeParser, arity: int, name: str) -> tuple[NodeMapper, ...]:
-    checker = NodeTypeChecker((F32,) * arity, (F32, F32, F32))
-    return (NodeMapper(parser, (NodeBinding(checker, CALL),), name=name),)
+    return single_binding(parser, NodeTypeChecker((F32,) * arity, (F32, F32, F32)), name)
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {

@@ -9,16 +9,14 @@ import onnx_graphsurgeon as gs
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.dtypes import FLOAT32
 from deeploy_core.mapping import (
-    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
-    NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
 )
-from deeploy_generic_c.ops._common import HEADERS
+from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops.linear import _resolve_pads, _spatial
 
 
@@ -83,12 +81,11 @@ class GlobalPoolParser(NodeParser):
         return {"call": f"dcg_{self.kernel}_f32({x.c_name}, {y.c_name}, {nc}, {spatial});", "size": x.numel}
 
 
-CALL = NodeTemplate("${call}", headers=HEADERS)
 FLOAT = NodeTypeChecker((FLOAT32,), (FLOAT32, None))
 
 
 def _mapper(parser: NodeParser, name: str) -> tuple[NodeMapper, ...]:
-    return (NodeMapper(parser, (NodeBinding(FLOAT, CALL),), name=name),)
+    return single_binding(parser, FLOAT, name)
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {

@@ -7,17 +7,15 @@ import onnx_graphsurgeon as gs
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.dtypes import FLOAT32, INT64
 from deeploy_core.mapping import (
-    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
-    NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import HEADERS, MAX_DIMS, int_array
+from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding
 
 
 class ReduceParser(NodeParser):
@@ -57,9 +55,8 @@ class ReduceParser(NodeParser):
         }
 
 
-CALL = NodeTemplate("${call}", headers=HEADERS)
 FLOAT = NodeTypeChecker((FLOAT32, INT64), (FLOAT32,))
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    op: (NodeMapper(ReduceParser(kernel), (NodeBinding(FLOAT, CALL),), name=f"{op} float32"),)
+    op: single_binding(ReduceParser(kernel), FLOAT, f"{op} float32")
     for op, kernel in (("ReduceMean", "reduce_mean"), ("ReduceSum", "reduce_sum"), ("ReduceMax", "reduce_max"), ("ReduceMin", "reduce_min"))
 }
