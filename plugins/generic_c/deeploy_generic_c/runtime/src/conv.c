@@ -8,7 +8,7 @@
  */
 #include <stddef.h>
 
-#include "dcg_gemm_internal.h"
+#include "dcg_kernels.h"
 
 static int32_t is_pointwise(int32_t KH, int32_t KW, int32_t stride_h, int32_t stride_w, int32_t pad_top,
                             int32_t pad_left, int32_t pad_bottom, int32_t pad_right, int32_t dil_h, int32_t dil_w) {
@@ -99,7 +99,7 @@ void dcg_conv2d_f32(const float *restrict X, const float *restrict Wt, const flo
                 im2col(x, scratch, Cg, H, W, KH, KW, OH, OW, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w);
                 cols = scratch;
             }
-            dcg_gemm_nn_acc(w, cols, y, Mg, spatial, patch, 0);
+            dcg_gemm_f32(w, cols, NULL, y, Mg, spatial, patch, 0, 0, 1.0f, 0.0f, 1, 1);
             if (B != NULL) {
                 for (int32_t m = 0; m < Mg; ++m) {
                     const float bias = B[g * Mg + m];

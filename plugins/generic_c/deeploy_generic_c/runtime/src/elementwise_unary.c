@@ -38,8 +38,8 @@ void dcg_hardsigmoid_f32(const float *restrict X, float *restrict Y, int32_t siz
 
 void dcg_clip_f32(const float *restrict X, float *restrict Y, int32_t size, float lo, float hi) {
     for (int32_t i = 0; i < size; ++i) {
-        const float x = X[i];
-        Y[i] = x < lo ? lo : (x > hi ? hi : x);
+        const float raised = X[i] < lo ? lo : X[i];
+        Y[i] = raised > hi ? hi : raised;
     }
 }
 
