@@ -47,7 +47,9 @@ class ReduceParser(NodeParser):
         for axis in axes:
             if not -rank <= axis < rank:
                 raise NodeMismatch("attribute", f"axis {axis} is out of range for rank {rank}")
-            mask[axis % rank] = 1
+            mask[axis % rank] = 1 if x.shape[axis % rank] != 1 else 0  # a reduction over one element is a copy
+        if not any(mask):
+            return {"call": f"dcg_copy({x.c_name}, {y.c_name}, {x.size_bytes});", "size": 0}
         shape = list(x.shape) or [1]
         return {
             "call": f"dcg_{self.kernel}_f32({x.c_name}, {y.c_name}, {len(shape)}, {int_array(shape)}, {int_array(mask)});",
