@@ -29,11 +29,12 @@ class CodeTransformationConformance:
     platform_plugin_name: ClassVar[str] = "platform"
 
     @pytest.fixture(scope="class")
-    def transformation_host(self) -> PluginHost:
+    @classmethod
+    def transformation_host(cls) -> PluginHost:
         host = PluginHost()
-        if self.platform_plugin is not None:
-            host.add_plugin(self.platform_plugin, name=self.platform_plugin_name)
-        host.add_plugin(self.plugin, name=self.plugin_name)
+        if cls.platform_plugin is not None:
+            host.add_plugin(cls.platform_plugin, name=cls.platform_plugin_name)
+        host.add_plugin(cls.plugin, name=cls.plugin_name)
         return host
 
     def test_transformation_is_registered(self, transformation_host: PluginHost) -> None:

@@ -44,11 +44,13 @@ class PlatformConformance:
         return host
 
     @pytest.fixture(scope="class")
-    def conformance_platform_host(self) -> PluginHost:
-        return self.make_host()
+    @classmethod
+    def conformance_platform_host(cls) -> PluginHost:
+        return cls.make_host()
 
     @pytest.fixture(scope="class")
-    def runtime_cache(self, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    @classmethod
+    def runtime_cache(cls, tmp_path_factory: pytest.TempPathFactory) -> Path:
         """Compiled runtime libraries shared by the class's builds."""
         return tmp_path_factory.mktemp("runtime-cache")
 
