@@ -83,6 +83,7 @@ def validate_model(
     build_dir: Path | None = None,
     cache_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    toolchain: Toolchain | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime."""
     inputs = reference_inputs(model_path, inputs_npz)
@@ -90,7 +91,7 @@ def validate_model(
     if outputs_npz is not None:
         expected = load_npz_by_position(outputs_npz)
     return validate_with_data(
-        model_path, options, host, inputs, expected, atol, rtol, repeats, build_dir, cache_dir, progress
+        model_path, options, host, inputs, expected, atol, rtol, repeats, build_dir, cache_dir, progress, toolchain
     )
 
 
@@ -106,12 +107,13 @@ def validate_with_data(
     build_dir: Path | None = None,
     cache_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    toolchain: Toolchain | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Like :func:`validate_model` with the data in memory (``expected=None``: ONNX Runtime)."""
     _, generated = compile_model(model_path, options, host, progress)
     if expected is None:
         expected = run_reference(model_path, inputs)
-    toolchain = Toolchain.from_environment()
+    toolchain = toolchain or Toolchain.from_environment()
     if progress is not None:
         progress("build and run")
     with tempfile.TemporaryDirectory(prefix="deeploy-core-") as scratch:
