@@ -149,3 +149,36 @@ def test_external_data_outside_the_model_folder_is_refused(tmp_path: Path) -> No
     model.graph.initializer.append(weight)
     with pytest.raises(ModelImportError, match="outside the model's folder"):
         import_model(save(model, tmp_path))
+
+
+def test_deeploy_dialect_ops_pass_onnx_tools_and_keep_their_attributes(tmp_path: Path) -> None:
+    mul = numpy_helper.from_array(np.array([3.0], np.float32), "mul")
+    add = numpy_helper.from_array(np.array([1.0], np.float32), "add")
+    div = helper.make_tensor("div", TensorProto.FLOAT, [], [256.0])
+    graph = helper.make_graph(
+        [helper.make_node("RequantShift", ["x", "mul", "add"], ["y"], name="rq", domain="PACTOps", div=div,
+                          n_levels_out=helper.make_tensor("n", TensorProto.FLOAT, [1], [256.0]), signed=1)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 2, 3])],
+        [mul, add],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10), helper.make_opsetid("PACTOps", 1)])
+    imported = import_model(save(model, tmp_path))
+    [node] = imported.graph.nodes
+    assert (node.op, node.domain or "") == ("RequantShift", "")
+    assert sorted(node.attrs) == ["div", "n_levels_out", "signed"]
+    assert [t.name for t in node.inputs] == ["x", "mul", "add"]
+    assert imported.graph.outputs[0].shape == [1, 2, 3]
+
+
+def test_attribute_style_pad_in_a_new_opset_is_repaired(tmp_path: Path) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Pad", ["x"], ["y"], pads=[0, 1, 0, 1], value=0.0, name="pad")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])],
+    )
+    imported = import_model(save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path))
+    [node] = imported.graph.nodes
+    assert len(node.inputs) == 3 and list(node.inputs[1].values) == [0, 1, 0, 1]

@@ -16,9 +16,10 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import inliner, shape_inference, version_converter
 
+from deeploy_core.frontend.dialect_ops import proxy_dialect_ops, restore_dialect_ops
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.external_data import load_external_data_safely
-from deeploy_core.frontend.legacy_ops import park_legacy_ops, unpark_legacy_ops
+from deeploy_core.frontend.legacy_ops import park_legacy_ops, repair_attribute_pads, unpark_legacy_ops
 
 CANONICAL_OPSET = 24
 """Every model is converted to this default-domain opset before lowering."""
@@ -127,6 +128,8 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     """Check, inline, convert and shape a parsed model."""
     source_opset = _default_opset(model)
     park_legacy_ops(model)
+    repair_attribute_pads(model)
+    dialect_nodes = proxy_dialect_ops(model)
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as error:
@@ -144,6 +147,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
             ) from error
     unpark_legacy_ops(model)
     model, warnings = infer_shapes(model)
+    restore_dialect_ops(model, dialect_nodes)
     graph = gs.import_onnx(model)
     try:
         graph.toposort()

@@ -10,7 +10,9 @@ gives them the standard spelling.
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
+import onnx.numpy_helper
 from onnx import helper
 
 PARKING_DOMAIN = "ai.deeploy_core.parked"
@@ -41,6 +43,33 @@ def park_legacy_ops(model: onnx.ModelProto) -> int:
     if moved and not any(opset.domain == PARKING_DOMAIN for opset in model.opset_import):
         model.opset_import.append(helper.make_opsetid(PARKING_DOMAIN, 1))
     return moved
+
+
+def repair_attribute_pads(model: onnx.ModelProto) -> int:
+    """``Pad`` nodes written with opset-2 attributes (``pads``, ``value``) in a newer opset get input form.
+
+    QuantLib exports such nodes; they mean exactly what the input form means.
+    """
+    if _default_opset(model) < 11:
+        return 0
+    repaired = 0
+    for node in model.graph.node:
+        if node.op_type != "Pad" or node.domain not in ("", "ai.onnx") or len(node.input) != 1:
+            continue
+        attributes = {attribute.name: onnx.helper.get_attribute_value(attribute) for attribute in node.attribute}
+        if "pads" not in attributes:
+            continue
+        pads_name, value_name = f"{node.output[0]}__pads", f"{node.output[0]}__value"
+        model.graph.initializer.append(onnx.numpy_helper.from_array(np.asarray(attributes["pads"], np.int64), pads_name))
+        model.graph.initializer.append(
+            onnx.numpy_helper.from_array(np.asarray(float(attributes.get("value", 0.0)), np.float32), value_name)
+        )
+        node.input.extend([pads_name, value_name])
+        kept = [attribute for attribute in node.attribute if attribute.name == "mode"]
+        del node.attribute[:]
+        node.attribute.extend(kept)
+        repaired += 1
+    return repaired
 
 
 def unpark_legacy_ops(model: onnx.ModelProto) -> None:
