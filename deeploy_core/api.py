@@ -14,6 +14,7 @@ from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
 from deeploy_core.frontend.importer import read_model
+from deeploy_core.ir import DataType
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_network
@@ -30,6 +31,7 @@ class CompileOptions:
     tiler: str | None = None
     allocator: str = DEFAULT_ALLOCATOR
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    input_types: dict[str, DataType] = field(default_factory=dict)
     network_name: str | None = None
 
 
@@ -46,7 +48,11 @@ def compile_model(
         memory_level=options.memory_level,
         tiler=options.tiler,
         allocator=options.allocator,
-        options={"input_shapes": dict(options.input_shapes), "network_name": options.network_name or model_path.stem},
+        options={
+            "input_shapes": dict(options.input_shapes),
+            "input_types": dict(options.input_types),
+            "network_name": options.network_name or model_path.stem,
+        },
     )
     deployer = compose_deployer(host, choice)
     generated = deployer.deploy(str(model_path), progress, _state_exporter(state_dir) if state_dir else None)

@@ -26,6 +26,7 @@ from deeploy_core.deployer import Deployer
 from deeploy_core.errors import PluginError
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
+from deeploy_core.lowering.integer_types import IntegerTypeInference
 from deeploy_core.mapping import Layer, NodeMapper
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.memory_plan import plan_arena
@@ -60,7 +61,8 @@ class NetworkDeployer(Deployer):
         self.warnings.extend(imported.warnings)
 
     def lower(self) -> None:
-        pipeline = Pipeline([FoldConstants(), *self.platform.lowering()], name=f"lowering:{self.platform.name}")
+        typing = [IntegerTypeInference(self.options["input_types"])] if self.options.get("input_types") else []
+        pipeline = Pipeline([FoldConstants(), *typing, *self.platform.lowering()], name=f"lowering:{self.platform.name}")
         self.lowering_results = pipeline.apply_pass(self.graph, {}) or {}
         self.graph.cleanup(remove_unused_graph_inputs=False).toposort()
 

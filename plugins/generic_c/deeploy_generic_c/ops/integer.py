@@ -1,0 +1,365 @@
+"""Integer kernels in the raw integer domain (Deeploy's integer dialect and integer versions of ONNX ops).
+
+The loops are emitted inline with the exact C types of their operands, so one
+template serves every combination of int8/uint8/int16/int32 inputs; all
+arithmetic is promoted to int32 (int64 where a product could overflow), as
+``deeploy-op-semantics.md`` specifies.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from deeploy_core.ir import Buffer, NetworkContext
+from deeploy_core.ir.dtypes import INT32
+from deeploy_core.mapping import (
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+    is_present,
+)
+from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.ops.linear import _resolve_pads, _spatial
+
+
+def _integer(buffer: Buffer, what: str) -> None:
+    if buffer.dtype.is_float:
+        raise NodeMismatch("dtype", f"{what} is {buffer.dtype}, the integer kernel takes an integer type")
+
+
+def _scalar(value: object) -> float:
+    if isinstance(value, gs.Constant):
+        value = value.values
+    return float(np.asarray(value).reshape(-1)[0])
+
+
+def _loops(shape: list[int], strides: list[list[int]], body: str) -> str:
+    """Nested C loops over ``shape``; ``body`` uses o0, o1, … (operand offsets) and ``y`` (output index)."""
+    lines, indent = [], "    "
+    lines.append("{")
+    lines.append(f"{indent}int32_t y = 0;")
+    for axis, dim in enumerate(shape):
+        lines.append(f"{indent * (axis + 1)}for (int32_t i{axis} = 0; i{axis} < {dim}; ++i{axis}) {{")
+    depth = len(shape) + 1
+    for operand, operand_strides in enumerate(strides):
+        terms = " + ".join(f"i{axis} * {stride}" for axis, stride in enumerate(operand_strides) if stride) or "0"
+        lines.append(f"{indent * depth}const int32_t o{operand} = {terms};")
+    lines.append(f"{indent * depth}{body}")
+    lines.append(f"{indent * depth}++y;")
+    for axis in reversed(range(len(shape))):
+        lines.append(f"{indent * (axis + 1)}}}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+class IntegerBinaryParser(NodeParser):
+    """Add, Sub, Mul on integers of any width, numpy broadcasting, exact int32 result."""
+
+    inputs = (2, 2)
+    SYMBOLS = {"Add": "+", "Sub": "-", "Mul": "*"}
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        _integer(a, "input 0")
+        _integer(b, "input 1")
+        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
+        symbol = self.SYMBOLS[node.op]
+        body = f"{y.c_name}[y] = ({y.dtype.c_type})((int32_t){a.c_name}[o0] {symbol} (int32_t){b.c_name}[o1]);"
+        return {"code": _loops(shape, strides, body), "size": y.numel}
+
+
+class RequantShiftParser(NodeParser):
+    """y = clamp((x*mul + add + 2^(s-1)) >> s); mul/add scalar or per channel along axis 1."""
+
+    inputs = (3, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, mul, add, y = (ctxt[t.name] for t in (*node.inputs, node.outputs[0]))
+        _integer(x, "input 0")
+        for name in ("div", "signed"):
+            if name not in node.attrs:
+                raise NodeMismatch("attribute", f"attribute {name!r} is required")
+        levels = _scalar(node.attrs.get("n_levels_out", node.attrs.get("n_levels", 0)))
+        if levels <= 0:
+            raise NodeMismatch("attribute", "attribute n_levels (or n_levels_out) is required")
+        shift = int(math.log2(_scalar(node.attrs["div"])))
+        signed = bool(_scalar(node.attrs["signed"]))
+        low, high = (-int(levels) // 2, int(levels) // 2 - 1) if signed else (0, int(levels) - 1)
+        channels = x.shape[1] if len(x.shape) > 1 else 1
+        for param, name in ((mul, "mul"), (add, "add")):
+            if param.numel not in (1, channels):
+                raise NodeMismatch("shape", f"{name} has {param.numel} values; expected 1 or {channels} (axis 1)")
+        outer = x.shape[0] if len(x.shape) > 1 else 1
+        inner = math.prod(x.shape[2:]) if len(x.shape) > 1 else x.numel
+        mul_index = "c" if mul.numel > 1 else "0"
+        add_index = "c" if add.numel > 1 else "0"
+        rounding = f" + {1 << (shift - 1)}" if shift > 0 else ""
+        code = f"""for (int32_t n = 0; n < {outer}; ++n) {{
+    for (int32_t c = 0; c < {channels}; ++c) {{
+        const int64_t m = (int64_t){mul.c_name}[{mul_index}], a = (int64_t){add.c_name}[{add_index}];
+        const int32_t base = (n * {channels} + c) * {inner};
+        for (int32_t i = 0; i < {inner}; ++i) {{
+            int64_t t = ((int64_t){x.c_name}[base + i] * m + a{rounding}) >> {shift};
+            t = t < {low} ? {low} : (t > {high} ? {high} : t);
+            {y.c_name}[base + i] = ({y.dtype.c_type})t;
+        }}
+    }}
+}}"""
+        return {"code": code, "size": x.numel * 3}
+
+
+class IntegerConvParser(NodeParser):
+    """1-D/2-D integer convolution, any groups, pads, strides, dilations, optional integer bias; int32 out."""
+
+    inputs = (2, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        _integer(x, "input 0")
+        _integer(w, "weights")
+        rank = len(x.shape) - 2
+        if rank not in (1, 2):
+            raise NodeMismatch("shape", f"{rank}-D convolution is not supported")
+        strides = _spatial(node, "strides", rank, 1)
+        dilations = _spatial(node, "dilations", rank, 1)
+        kernel = list(w.shape[2:])
+        pads = _resolve_pads(node, x.shape[2:], y.shape[2:], kernel, strides, dilations)
+        if rank == 1:
+            strides, dilations, kernel, pads = [1, *strides], [1, *dilations], [1, *kernel], [0, pads[0], 0, pads[1]]
+        n, c, *spatial = x.shape
+        m = y.shape[1]
+        h, wd = (1, spatial[0]) if rank == 1 else spatial
+        oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
+        group = int(attribute(node, "group", 1))
+        cg, mg = c // group, m // group
+        bias = f"(int32_t){ctxt[node.inputs[2].name].c_name}[mo]" if is_present(node, 2) else "0"
+        kh, kw = kernel
+        code = f"""for (int32_t b = 0; b < {n}; ++b) {{
+    for (int32_t mo = 0; mo < {m}; ++mo) {{
+        const int32_t g = mo / {mg};
+        for (int32_t oy = 0; oy < {oh}; ++oy) {{
+            for (int32_t ox = 0; ox < {ow}; ++ox) {{
+                int32_t acc = {bias};
+                for (int32_t ci = 0; ci < {cg}; ++ci) {{
+                    const int32_t channel = g * {cg} + ci;
+                    for (int32_t ky = 0; ky < {kh}; ++ky) {{
+                        const int32_t iy = oy * {strides[0]} - {pads[0]} + ky * {dilations[0]};
+                        if (iy < 0 || iy >= {h}) continue;
+                        for (int32_t kx = 0; kx < {kw}; ++kx) {{
+                            const int32_t ix = ox * {strides[1]} - {pads[1]} + kx * {dilations[1]};
+                            if (ix < 0 || ix >= {wd}) continue;
+                            acc += (int32_t){x.c_name}[((b * {c} + channel) * {h} + iy) * {wd} + ix]
+                                 * (int32_t){w.c_name}[((mo * {cg} + ci) * {kh} + ky) * {kw} + kx];
+                        }}
+                    }}
+                }}
+                {y.c_name}[((b * {m} + mo) * {oh} + oy) * {ow} + ox] = ({y.dtype.c_type})acc;
+            }}
+        }}
+    }}
+}}"""
+        return {"code": code, "macs": n * m * oh * ow * cg * kh * kw, "size": y.numel}
+
+
+class IntegerGemmParser(NodeParser):
+    """Y = alpha*op(A)@op(B) + beta*C over integers (alpha, beta as integers), int32 out."""
+
+    inputs = (2, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        _integer(a, "input A")
+        _integer(b, "input B")
+        trans_a, trans_b = int(attribute(node, "transA", 0)), int(attribute(node, "transB", 0))
+        m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+        n = b.shape[0] if trans_b else b.shape[1]
+        alpha, beta = int(attribute(node, "alpha", 1.0)), int(attribute(node, "beta", 1.0))
+        a_index = f"kk * {m} + i" if trans_a else f"i * {k} + kk"
+        b_index = f"j * {k} + kk" if trans_b else f"kk * {n} + j"
+        bias = "0"
+        if is_present(node, 2):
+            cbuf = ctxt[node.inputs[2].name]
+            rows, cols = ((1,) * (2 - len(cbuf.shape)) + tuple(cbuf.shape))[-2:]
+            index = f"{'i' if rows != 1 else '0'} * {cols} + {'j' if cols != 1 else '0'}"
+            bias = f"{beta} * (int32_t){cbuf.c_name}[{index}]"
+        code = f"""for (int32_t i = 0; i < {m}; ++i) {{
+    for (int32_t j = 0; j < {n}; ++j) {{
+        int32_t acc = 0;
+        for (int32_t kk = 0; kk < {k}; ++kk) acc += (int32_t){a.c_name}[{a_index}] * (int32_t){b.c_name}[{b_index}];
+        {y.c_name}[i * {n} + j] = ({y.dtype.c_type})({alpha} * acc + {bias});
+    }}
+}}"""
+        return {"code": code, "macs": m * n * k, "size": y.numel}
+
+
+class IntegerMatMulParser(NodeParser):
+    """numpy matmul over integers with broadcast batch dimensions, int32 out."""
+
+    inputs = (2, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        _integer(a, "input A")
+        _integer(b, "input B")
+        if len(a.shape) < 2 or len(b.shape) < 2:
+            raise NodeMismatch("shape", "1-D integer MatMul operands are not supported")
+        m, k = a.shape[-2:]
+        n = b.shape[-1]
+        batch = tuple(y.shape[:-2])
+        shape, (a_strides, b_strides) = collapse_broadcast(
+            batch or (1,), [broadcast_strides(a.shape[:-2], batch or (1,)), broadcast_strides(b.shape[:-2], batch or (1,))]
+        )
+        body = f"""for (int32_t i = 0; i < {m}; ++i) {{
+    for (int32_t j = 0; j < {n}; ++j) {{
+        int32_t acc = 0;
+        for (int32_t kk = 0; kk < {k}; ++kk)
+            acc += (int32_t){a.c_name}[o0 * {m * k} + i * {k} + kk] * (int32_t){b.c_name}[o1 * {k * n} + kk * {n} + j];
+        {y.c_name}[y * {m * n} + i * {n} + j] = ({y.dtype.c_type})acc;
+    }}
+}}"""
+        return {"code": _loops(shape, [a_strides, b_strides], body), "macs": math.prod(batch) * m * n * k, "size": y.numel}
+
+
+class IntegerMaxPoolParser(NodeParser):
+    """1-D/2-D max pooling on integers (pads ignored as -inf, dilations, any strides)."""
+
+    outputs = (1, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        _integer(x, "input 0")
+        rank = len(x.shape) - 2
+        if rank not in (1, 2) or (len(node.outputs) > 1 and node.outputs[1].name):
+            raise NodeMismatch("shape", "only 1-D/2-D pooling without Indices output is supported")
+        kernel = [int(v) for v in attribute(node, "kernel_shape")]
+        strides = _spatial(node, "strides", rank, 1)
+        dilations = _spatial(node, "dilations", rank, 1)
+        pads = _resolve_pads(node, x.shape[2:], y.shape[2:], kernel, strides, dilations)
+        if rank == 1:
+            kernel, strides, dilations, pads = [1, *kernel], [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
+        planes = x.shape[0] * x.shape[1]
+        h, wd = (1, x.shape[2]) if rank == 1 else x.shape[2:]
+        oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
+        code = f"""for (int32_t p = 0; p < {planes}; ++p) {{
+    for (int32_t oy = 0; oy < {oh}; ++oy) {{
+        for (int32_t ox = 0; ox < {ow}; ++ox) {{
+            int32_t best = INT32_MIN;
+            for (int32_t ky = 0; ky < {kernel[0]}; ++ky) {{
+                const int32_t iy = oy * {strides[0]} - {pads[0]} + ky * {dilations[0]};
+                if (iy < 0 || iy >= {h}) continue;
+                for (int32_t kx = 0; kx < {kernel[1]}; ++kx) {{
+                    const int32_t ix = ox * {strides[1]} - {pads[1]} + kx * {dilations[1]};
+                    if (ix < 0 || ix >= {wd}) continue;
+                    const int32_t v = (int32_t){x.c_name}[(p * {h} + iy) * {wd} + ix];
+                    best = v > best ? v : best;
+                }}
+            }}
+            {y.c_name}[(p * {oh} + oy) * {ow} + ox] = ({y.dtype.c_type})best;
+        }}
+    }}
+}}"""
+        return {"code": code, "size": y.numel * kernel[0] * kernel[1]}
+
+
+class IntegerReduceParser(NodeParser):
+    """ReduceSum (exact, int32) and ReduceMean (Deeploy's rounding) over any axes."""
+
+    inputs = (1, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        _integer(x, "input 0")
+        rank = len(x.shape)
+        if is_present(node, 1):
+            values = ctxt[node.inputs[1].name].values
+            if values is None:
+                raise NodeMismatch("shape", "axes must be a constant")
+            axes = [int(v) % rank for v in np.asarray(values).reshape(-1)]
+        else:
+            raw = attribute(node, "axes", None)
+            axes = [int(v) % rank for v in ([raw] if isinstance(raw, int) else (raw or range(rank)))]
+        keep = [axis for axis in range(rank) if axis not in axes]
+        reduced = [axis for axis in range(rank) if axis in axes]
+        strides = [math.prod(x.shape[axis + 1 :]) for axis in range(rank)]
+        count = math.prod(x.shape[axis] for axis in reduced)
+        keepdims = int(attribute(node, "keepdims", 1))
+        loops_out = "".join(f"for (int32_t k{a} = 0; k{a} < {x.shape[a]}; ++k{a}) " for a in keep)
+        loops_in = "".join(f"for (int32_t r{a} = 0; r{a} < {x.shape[a]}; ++r{a}) " for a in reduced)
+        offset = " + ".join([f"k{a} * {strides[a]}" for a in keep] + [f"r{a} * {strides[a]}" for a in reduced]) or "0"
+        if node.op == "ReduceSum":
+            result = "s"
+        elif keepdims == 0 and count & (count - 1) == 0:
+            shift = count.bit_length() - 1
+            result = f"(s + {1 << (shift - 1) if shift else 0}) >> {shift}"
+        else:
+            result = f"(s + (s >= 0 ? {count // 2} : -{count // 2})) / {count}"
+        code = f"""{{
+    int32_t out = 0;
+    {loops_out}{{
+        int64_t s = 0;
+        {loops_in}s += {x.c_name}[{offset}];
+        {y.c_name}[out++] = ({y.dtype.c_type})({result});
+    }}
+}}"""
+        return {"code": code, "size": x.numel}
+
+
+class ISoftmaxParser(NodeParser):
+    """I-BERT integer softmax over the last axis (coeffA/B/C, log2, n_levels)."""
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        _integer(x, "input 0")
+        try:
+            a, b, c, log2, levels = (int(_scalar(node.attrs[name])) for name in ("coeffA", "coeffB", "coeffC", "log2", "n_levels"))
+        except KeyError as missing:
+            raise NodeMismatch("attribute", f"attribute {missing} is required") from None
+        length = x.shape[-1]
+        rows = x.numel // length
+        code = f"""for (int32_t r = 0; r < {rows}; ++r) {{
+    const int32_t base = r * {length};
+    int32_t peak = -2147483647 - 1;
+    uint32_t e[{length}];
+    uint32_t sum = 0;
+    for (int32_t j = 0; j < {length}; ++j) peak = {x.c_name}[base + j] > peak ? {x.c_name}[base + j] : peak;
+    for (int32_t j = 0; j < {length}; ++j) {{
+        const int32_t d = (int32_t){x.c_name}[base + j] - peak;
+        int32_t z = -d / {log2};
+        if (z > 31) z = 31;
+        const int64_t p = (int64_t)d + (int64_t)z * {log2};
+        e[j] = (uint32_t)((({a}LL * (p + {b}) * (p + {b})) + {c}LL) >> z);
+        sum += e[j];
+    }}
+    for (int32_t j = 0; j < {length}; ++j) {y.c_name}[base + j] = ({y.dtype.c_type})((e[j] * {levels - 1}u) / sum);
+}}"""
+        return {"code": code, "size": x.numel * 6}
+
+
+INLINE = NodeTemplate("${code}", headers=("stdint.h",))
+ANY_INT = NodeTypeChecker((None, None, None), (INT32,))
+
+
+def _mapper(parser: NodeParser, name: str, checker: NodeTypeChecker = ANY_INT) -> NodeMapper:
+    return NodeMapper(parser, (NodeBinding(checker, INLINE),), name=name)
+
+
+ANY = NodeTypeChecker((None,), (None,), variadic=True)
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    **{op: (_mapper(IntegerBinaryParser(), f"{op} integer"),) for op in ("Add", "Sub", "Mul")},
+    "RequantShift": (_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
+    "Conv": (_mapper(IntegerConvParser(), "Conv integer"),),
+    "Gemm": (_mapper(IntegerGemmParser(), "Gemm integer"),),
+    "MatMul": (_mapper(IntegerMatMulParser(), "MatMul integer"),),
+    "MaxPool": (_mapper(IntegerMaxPoolParser(), "MaxPool integer", ANY),),
+    "ReduceSum": (_mapper(IntegerReduceParser(), "ReduceSum integer"),),
+    "ReduceMean": (_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
+    "iSoftmax": (_mapper(ISoftmaxParser(), "iSoftmax integer", ANY),),
+}
