@@ -85,6 +85,11 @@ def _accumulator(node: gs.Node, inputs: list[DataType]) -> DataType:
     return INT32
 
 
+def _arithmetic(node: gs.Node, inputs: list[DataType]) -> DataType:
+    """Exact int32 between integers; float32 as soon as one operand is float (dequantisation)."""
+    return FLOAT32 if any(dtype.is_float for dtype in inputs) else INT32
+
+
 def _same_as_first(node: gs.Node, inputs: list[DataType]) -> DataType:
     return inputs[0]
 
@@ -94,7 +99,8 @@ def _unsigned_levels(node: gs.Node, inputs: list[DataType]) -> DataType:
 
 
 OUTPUT_TYPE_RULES: dict[str, Callable[[gs.Node, list[DataType]], DataType]] = {
-    **{op: _accumulator for op in ("Conv", "Gemm", "MatMul", "Add", "Sub", "Mul", "ReduceSum", "iGELU", "IntegerDiv")},
+    **{op: _accumulator for op in ("Conv", "Gemm", "MatMul", "ReduceSum", "iGELU", "IntegerDiv")},
+    **{op: _arithmetic for op in ("Add", "Sub", "Mul")},
     **{op: _same_as_first for op in ("MaxPool", "Pad", "Slice", "Transpose", "Reshape", "Flatten", "Squeeze",
                                      "Unsqueeze", "Gather", "Concat", "ReduceMean", "IntegerMean", "Identity")},
     "RequantShift": _requant_type,

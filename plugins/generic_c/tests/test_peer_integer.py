@@ -19,11 +19,7 @@ from deeploy_core.validate.data import graph_input_specs, load_npz_by_position
 
 ROOT = peer_tests_root(Path(__file__).parent)
 TESTS = [test for test in find_peer_tests(ROOT) if "/FP32/" not in f"/{test.name}/"] if ROOT else []
-NOT_YET = {
-    "Kernels/Mixed/Quant": "float Round of the Quant chain (Div→Add→Round→Clip) is not implemented yet (issue 5)",
-    "Kernels/Mixed/Dequant": "mixed integer × float Mul of the Dequant chain is not implemented yet (issue 5)",
-    "Models/Transformer_DeepQuant": "Quant/Dequant chains are not implemented yet (issue 5)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def input_types(peer) -> dict:

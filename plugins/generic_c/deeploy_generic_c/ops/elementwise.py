@@ -137,3 +137,14 @@ MAPPERS["Elu"] = _mapper(UnaryParser("elu", (("alpha", 1.0),)), FLOAT_UNARY, "El
 MAPPERS["Swish"] = _mapper(UnaryParser("swish", (("alpha", 1.0),)), FLOAT_UNARY, "Swish float32")
 MAPPERS["Clip"] = _mapper(ClipParser(), NodeTypeChecker((FLOAT32, FLOAT32, FLOAT32), (FLOAT32,)), "Clip float32")
 MAPPERS["Gelu"] = _mapper(GeluParser(), FLOAT_UNARY, "Gelu float32")
+
+
+class RoundParser(NodeParser):
+    """Round half to even (the current rounding mode of C99's nearbyintf)."""
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        return {"call": f"for (int32_t i = 0; i < {y.numel}; ++i) {y.c_name}[i] = nearbyintf({x.c_name}[i]);", "size": y.numel}
+
+
+MAPPERS["Round"] = _mapper(RoundParser(), FLOAT_UNARY, "Round float32")

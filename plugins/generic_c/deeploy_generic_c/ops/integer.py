@@ -61,18 +61,23 @@ def _loops(shape: list[int], strides: list[list[int]], body: str) -> str:
 
 
 class IntegerBinaryParser(NodeParser):
-    """Add, Sub, Mul on integers of any width, numpy broadcasting, exact int32 result."""
+    """Add, Sub, Mul with an integer operand, numpy broadcasting.
+
+    Integer × integer is exact in int32; integer × float (a dequantisation
+    ``(q - zp) * scale``) converts the integer to float32 and computes in float32.
+    """
 
     inputs = (2, 2)
     SYMBOLS = {"Add": "+", "Sub": "-", "Mul": "*"}
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
-        _integer(a, "input 0")
-        _integer(b, "input 1")
+        if a.dtype.is_float and b.dtype.is_float:
+            raise NodeMismatch("dtype", "both inputs are float; the integer kernel needs an integer operand")
         shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
         symbol = self.SYMBOLS[node.op]
-        body = f"{y.c_name}[y] = ({y.dtype.c_type})((int32_t){a.c_name}[o0] {symbol} (int32_t){b.c_name}[o1]);"
+        work = "float" if y.dtype.is_float else "int32_t"
+        body = f"{y.c_name}[y] = ({y.dtype.c_type})(({work}){a.c_name}[o0] {symbol} ({work}){b.c_name}[o1]);"
         return {"code": _loops(shape, strides, body), "size": y.numel}
 
 
@@ -353,7 +358,7 @@ def _mapper(parser: NodeParser, name: str, checker: NodeTypeChecker = ANY_INT) -
 
 ANY = NodeTypeChecker((None,), (None,), variadic=True)
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    **{op: (_mapper(IntegerBinaryParser(), f"{op} integer"),) for op in ("Add", "Sub", "Mul")},
+    **{op: (_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
     "RequantShift": (_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
     "Conv": (_mapper(IntegerConvParser(), "Conv integer"),),
     "Gemm": (_mapper(IntegerGemmParser(), "Gemm integer"),),
