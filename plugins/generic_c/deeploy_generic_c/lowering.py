@@ -44,6 +44,66 @@ class MatMulAddToGemm(OpChainPattern):
         graph.nodes.append(gemm)
 
 
+class FuseRequantisation(OpChainPattern):
+    """Conv/Gemm/MatMul followed by RequantShift → one requantised node.
+
+    The int32 accumulator then lives in a register instead of a full int32
+    tensor in the arena (four times the bytes of the int8 result).
+    """
+
+    FUSED = {"Conv": "RequantizedConv", "Gemm": "RequantizedGemm", "MatMul": "RequantizedMatMul"}
+
+    def __init__(self, producer: str) -> None:
+        self.pattern = (producer, "RequantShift")
+        self.producer = producer
+
+    @property
+    def name(self) -> str:
+        return f"Fuse{self.producer}Requantisation"
+
+    def can_be_applied(self, graph: gs.Graph, subgraph: Subgraph) -> bool:
+        producer, requant = subgraph.nodes[0], subgraph.nodes[-1]
+        if not all(isinstance(t, gs.Constant) for t in requant.inputs[1:3]):
+            return False
+        if self.producer != "MatMul":
+            return True
+        if len(subgraph.nodes) == 3:
+            bias = _other_input(subgraph.nodes[1], producer.outputs[0])
+            n = producer.outputs[0].shape[-1]
+            return isinstance(bias, gs.Constant) and np.asarray(bias.values).size in (1, n)
+        return True
+
+    def apply(self, graph: gs.Graph, subgraph: Subgraph) -> None:
+        producer, requant = subgraph.nodes[0], subgraph.nodes[-1]
+        inputs = list(producer.inputs)
+        if len(subgraph.nodes) == 3:
+            bias = _other_input(subgraph.nodes[1], producer.outputs[0])
+            assert bias is not None
+            inputs.append(bias)
+        fused = gs.Node(
+            self.FUSED[self.producer],
+            name=f"{producer.name}_rq",
+            attrs={**producer.attrs, **requant.attrs},
+            inputs=[*inputs, requant.inputs[1], requant.inputs[2]],
+            outputs=[requant.outputs[0]],
+        )
+        for node in subgraph.nodes:
+            node.outputs.clear()
+        graph.nodes.append(fused)
+
+
+class FuseMatMulBiasRequantisation(FuseRequantisation):
+    """MatMul → Add(constant bias over the last axis) → RequantShift, as one requantised MatMul."""
+
+    def __init__(self) -> None:
+        super().__init__("MatMul")
+        self.pattern = ("MatMul", "Add", "RequantShift")
+
+    @property
+    def name(self) -> str:
+        return "FuseMatMulBiasRequantisation"
+
+
 def _other_input(add: gs.Node, tensor: gs.Tensor) -> gs.Tensor | None:
     others = [t for t in add.inputs if t is not tensor]
     return others[0] if len(others) == 1 else None
@@ -51,4 +111,8 @@ def _other_input(add: gs.Node, tensor: gs.Tensor) -> gs.Tensor | None:
 
 def generic_c_lowering() -> list[Pass[gs.Graph]]:
     """The platform's lowering pipeline, run after constant folding."""
-    return [MatMulAddToGemm()]
+    return [
+        MatMulAddToGemm(),
+        FuseMatMulBiasRequantisation(),
+        *(FuseRequantisation(op) for op in ("Conv", "Gemm", "MatMul")),
+    ]

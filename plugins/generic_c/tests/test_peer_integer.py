@@ -49,3 +49,28 @@ def test_integer_peer_test_is_bit_exact(peer, generic_c_host: PluginHost, runtim
     )
     for comparison in result.comparisons:
         assert comparison.ok, f"{comparison.name}: {comparison.mismatches}/{comparison.size} elements differ"
+
+
+REQUANT_CHAINS = [test for test in TESTS if test.name in (
+    "Kernels/Integer/Conv/DW_2D_RQ", "Kernels/Integer/Conv/Regular_2D_RQ", "Kernels/Integer/MatMul/Regular_RQ",
+    "Models/miniMobileNet", "Models/MLPerf/KeywordSpotting", "Models/EEGFormer")]
+
+
+@pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
+@pytest.mark.parametrize("peer", REQUANT_CHAINS, ids=[test.name for test in REQUANT_CHAINS])
+def test_requantised_chains_keep_no_int32_tensor_in_the_arena(peer, generic_c_host: PluginHost) -> None:
+    from deeploy_core.api import compile_model
+    from deeploy_core.ir.dtypes import INT32
+
+    deployer, generated = compile_model(
+        peer.model, CompileOptions(platform="generic-c", input_types=input_types(peer)), generic_c_host
+    )
+    ctxt = deployer.ctxt
+    fused = [layer for layer in deployer.layers if layer.op_type.startswith("Requantized")]
+    assert fused, "the chain was not fused"
+    planned = generated.report["memory"]["buffers"]
+    int32_in_arena = [entry["name"] for entry in planned if ctxt[entry["name"]].dtype == INT32]
+    producers = {ctxt[name].producer for name in int32_in_arena}
+    assert not producers & {layer.name for layer in fused}
+    requant_inputs = {layer.input_names[0] for layer in deployer.layers if layer.op_type == "RequantShift"}
+    assert not requant_inputs & set(int32_in_arena), "an int32 accumulator tensor feeds a RequantShift through the arena"

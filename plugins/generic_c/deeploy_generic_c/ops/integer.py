@@ -81,41 +81,53 @@ class IntegerBinaryParser(NodeParser):
         return {"code": _loops(shape, strides, body), "size": y.numel}
 
 
-class RequantShiftParser(NodeParser):
-    """y = clamp((x*mul + add + 2^(s-1)) >> s); mul/add scalar or per channel along axis 1."""
+class Requantisation:
+    """The RequantShift epilogue: ``clamp((acc*mul + add + 2^(s-1)) >> s)``, mul/add per channel or scalar."""
 
-    inputs = (3, 3)
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, mul, add, y = (ctxt[t.name] for t in (*node.inputs, node.outputs[0]))
-        _integer(x, "input 0")
+    def __init__(self, node: gs.Node, ctxt: NetworkContext, mul_name: str, add_name: str, channels: int) -> None:
         for name in ("div", "signed"):
             if name not in node.attrs:
                 raise NodeMismatch("attribute", f"attribute {name!r} is required")
         levels = _scalar(node.attrs.get("n_levels_out", node.attrs.get("n_levels", 0)))
         if levels <= 0:
             raise NodeMismatch("attribute", "attribute n_levels (or n_levels_out) is required")
-        shift = int(math.log2(_scalar(node.attrs["div"])))
+        self.shift = int(math.log2(_scalar(node.attrs["div"])))
         signed = bool(_scalar(node.attrs["signed"]))
-        low, high = (-int(levels) // 2, int(levels) // 2 - 1) if signed else (0, int(levels) - 1)
-        channels = x.shape[1] if len(x.shape) > 1 else 1
-        for param, name in ((mul, "mul"), (add, "add")):
+        self.low, self.high = (-int(levels) // 2, int(levels) // 2 - 1) if signed else (0, int(levels) - 1)
+        self.mul, self.add = ctxt[mul_name], ctxt[add_name]
+        for param, name in ((self.mul, "mul"), (self.add, "add")):
             if param.numel not in (1, channels):
                 raise NodeMismatch("shape", f"{name} has {param.numel} values; expected 1 or {channels} (axis 1)")
+
+    def store(self, target: str, c_type: str, acc: str, channel: str) -> str:
+        """C statements that requantise ``acc`` (channel index ``channel``) into ``target``."""
+        mul_index = channel if self.mul.numel > 1 else "0"
+        add_index = channel if self.add.numel > 1 else "0"
+        rounding = f" + {1 << (self.shift - 1)}" if self.shift > 0 else ""
+        return (
+            f"{{ int64_t t = ((int64_t)({acc}) * (int64_t){self.mul.c_name}[{mul_index}] + "
+            f"(int64_t){self.add.c_name}[{add_index}]{rounding}) >> {self.shift}; "
+            f"t = t < {self.low} ? {self.low} : (t > {self.high} ? {self.high} : t); {target} = ({c_type})t; }}"
+        )
+
+
+class RequantShiftParser(NodeParser):
+    """y = clamp((x*mul + add + 2^(s-1)) >> s); mul/add scalar or per channel along axis 1."""
+
+    inputs = (3, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        _integer(x, "input 0")
+        channels = x.shape[1] if len(x.shape) > 1 else 1
+        requant = Requantisation(node, ctxt, node.inputs[1].name, node.inputs[2].name, channels)
         outer = x.shape[0] if len(x.shape) > 1 else 1
         inner = math.prod(x.shape[2:]) if len(x.shape) > 1 else x.numel
-        mul_index = "c" if mul.numel > 1 else "0"
-        add_index = "c" if add.numel > 1 else "0"
-        rounding = f" + {1 << (shift - 1)}" if shift > 0 else ""
+        store = requant.store(f"{y.c_name}[base + i]", y.dtype.c_type, f"{x.c_name}[base + i]", "c")
         code = f"""for (int32_t n = 0; n < {outer}; ++n) {{
     for (int32_t c = 0; c < {channels}; ++c) {{
-        const int64_t m = (int64_t){mul.c_name}[{mul_index}], a = (int64_t){add.c_name}[{add_index}];
         const int32_t base = (n * {channels} + c) * {inner};
-        for (int32_t i = 0; i < {inner}; ++i) {{
-            int64_t t = ((int64_t){x.c_name}[base + i] * m + a{rounding}) >> {shift};
-            t = t < {low} ? {low} : (t > {high} ? {high} : t);
-            {y.c_name}[base + i] = ({y.dtype.c_type})t;
-        }}
+        for (int32_t i = 0; i < {inner}; ++i) {store}
     }}
 }}"""
         return {"code": code, "size": x.numel * 3}
@@ -125,9 +137,11 @@ class IntegerConvParser(NodeParser):
     """1-D/2-D integer convolution, any groups, pads, strides, dilations, optional integer bias; int32 out."""
 
     inputs = (2, 3)
+    requantised = False
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
+        x, w, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
         _integer(x, "input 0")
         _integer(w, "weights")
         rank = len(x.shape) - 2
@@ -145,8 +159,14 @@ class IntegerConvParser(NodeParser):
         oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
         group = int(attribute(node, "group", 1))
         cg, mg = c // group, m // group
-        bias = f"(int32_t){ctxt[node.inputs[2].name].c_name}[mo]" if is_present(node, 2) else "0"
+        bias = f"(int32_t){ctxt[operands[2].name].c_name}[mo]" if len(operands) > 2 and operands[2].name else "0"
         kh, kw = kernel
+        target = f"{y.c_name}[((b * {m} + mo) * {oh} + oy) * {ow} + ox]"
+        if self.requantised:
+            requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, m)
+            store = requant.store(target, y.dtype.c_type, "acc", "mo")
+        else:
+            store = f"{target} = ({y.dtype.c_type})acc;"
         code = f"""for (int32_t b = 0; b < {n}; ++b) {{
     for (int32_t mo = 0; mo < {m}; ++mo) {{
         const int32_t g = mo / {mg};
@@ -166,7 +186,7 @@ class IntegerConvParser(NodeParser):
                         }}
                     }}
                 }}
-                {y.c_name}[((b * {m} + mo) * {oh} + oy) * {ow} + ox] = ({y.dtype.c_type})acc;
+                {store}
             }}
         }}
     }}
@@ -178,9 +198,11 @@ class IntegerGemmParser(NodeParser):
     """Y = alpha*op(A)@op(B) + beta*C over integers (alpha, beta as integers), int32 out."""
 
     inputs = (2, 3)
+    requantised = False
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
+        a, b, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
         _integer(a, "input A")
         _integer(b, "input B")
         trans_a, trans_b = int(attribute(node, "transA", 0)), int(attribute(node, "transB", 0))
@@ -190,16 +212,22 @@ class IntegerGemmParser(NodeParser):
         a_index = f"kk * {m} + i" if trans_a else f"i * {k} + kk"
         b_index = f"j * {k} + kk" if trans_b else f"kk * {n} + j"
         bias = "0"
-        if is_present(node, 2):
-            cbuf = ctxt[node.inputs[2].name]
+        if len(operands) > 2 and operands[2].name:
+            cbuf = ctxt[operands[2].name]
             rows, cols = ((1,) * (2 - len(cbuf.shape)) + tuple(cbuf.shape))[-2:]
             index = f"{'i' if rows != 1 else '0'} * {cols} + {'j' if cols != 1 else '0'}"
             bias = f"{beta} * (int32_t){cbuf.c_name}[{index}]"
+        target = f"{y.c_name}[i * {n} + j]"
+        if self.requantised:
+            requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, n)
+            store = requant.store(target, y.dtype.c_type, f"{alpha} * acc + {bias}", "j")
+        else:
+            store = f"{target} = ({y.dtype.c_type})({alpha} * acc + {bias});"
         code = f"""for (int32_t i = 0; i < {m}; ++i) {{
     for (int32_t j = 0; j < {n}; ++j) {{
         int32_t acc = 0;
         for (int32_t kk = 0; kk < {k}; ++kk) acc += (int32_t){a.c_name}[{a_index}] * (int32_t){b.c_name}[{b_index}];
-        {y.c_name}[i * {n} + j] = ({y.dtype.c_type})({alpha} * acc + {bias});
+        {store}
     }}
 }}"""
         return {"code": code, "macs": m * n * k, "size": y.numel}
@@ -209,9 +237,11 @@ class IntegerMatMulParser(NodeParser):
     """numpy matmul over integers with broadcast batch dimensions, int32 out."""
 
     inputs = (2, 2)
+    requantised = False
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
+        a, b, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
         _integer(a, "input A")
         _integer(b, "input B")
         if len(a.shape) < 2 or len(b.shape) < 2:
@@ -222,12 +252,31 @@ class IntegerMatMulParser(NodeParser):
         shape, (a_strides, b_strides) = collapse_broadcast(
             batch or (1,), [broadcast_strides(a.shape[:-2], batch or (1,)), broadcast_strides(b.shape[:-2], batch or (1,))]
         )
+        bias = "0"
+        if len(operands) > 2:
+            bias_buffer = ctxt[operands[2].name]
+            if bias_buffer.numel not in (1, n):
+                raise NodeMismatch("shape", f"bias has {bias_buffer.numel} values; expected 1 or {n}")
+            bias = f"(int32_t){bias_buffer.c_name}[{'j' if bias_buffer.numel > 1 else '0'}]"
+        target = f"{y.c_name}[y * {m * n} + i * {n} + j]"
+        if self.requantised:
+            rank = len(y.shape)
+            if rank == 2:
+                channel, channels = "j", n
+            elif rank == 3:
+                channel, channels = "i", m
+            else:  # axis 1 is a batch dimension; y counts batches in C order
+                channel, channels = f"((y / {math.prod(batch[2:])}) % {batch[1]})", batch[1]
+            requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, channels)
+            store = requant.store(target, y.dtype.c_type, "acc", channel)
+        else:
+            store = f"{target} = ({y.dtype.c_type})acc;"
         body = f"""for (int32_t i = 0; i < {m}; ++i) {{
     for (int32_t j = 0; j < {n}; ++j) {{
-        int32_t acc = 0;
+        int32_t acc = {bias};
         for (int32_t kk = 0; kk < {k}; ++kk)
             acc += (int32_t){a.c_name}[o0 * {m * k} + i * {k} + kk] * (int32_t){b.c_name}[o1 * {k * n} + kk * {n} + j];
-        {y.c_name}[y * {m * n} + i * {n} + j] = ({y.dtype.c_type})acc;
+        {store}
     }}
 }}"""
         return {"code": _loops(shape, [a_strides, b_strides], body), "macs": math.prod(batch) * m * n * k, "size": y.numel}
@@ -357,6 +406,27 @@ def _mapper(parser: NodeParser, name: str, checker: NodeTypeChecker = ANY_INT) -
 
 
 ANY = NodeTypeChecker((None,), (None,), variadic=True)
+class RequantizedConvParser(IntegerConvParser):
+    """Conv fused with its RequantShift (inputs: x, w, [bias], mul, add): no int32 tensor in memory."""
+
+    inputs = (4, 5)
+    requantised = True
+
+
+class RequantizedGemmParser(IntegerGemmParser):
+    """Gemm fused with its RequantShift (inputs: A, B, [C], mul, add)."""
+
+    inputs = (4, 5)
+    requantised = True
+
+
+class RequantizedMatMulParser(IntegerMatMulParser):
+    """MatMul (+ bias Add) fused with its RequantShift (inputs: A, B, [bias], mul, add)."""
+
+    inputs = (4, 5)
+    requantised = True
+
+
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     **{op: (_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
     "RequantShift": (_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
@@ -367,4 +437,7 @@ MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "ReduceSum": (_mapper(IntegerReduceParser(), "ReduceSum integer"),),
     "ReduceMean": (_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
     "iSoftmax": (_mapper(ISoftmaxParser(), "iSoftmax integer", ANY),),
+    "RequantizedConv": (_mapper(RequantizedConvParser(), "Conv + RequantShift integer", ANY),),
+    "RequantizedGemm": (_mapper(RequantizedGemmParser(), "Gemm + RequantShift integer", ANY),),
+    "RequantizedMatMul": (_mapper(RequantizedMatMulParser(), "MatMul + RequantShift integer", ANY),),
 }
