@@ -6,6 +6,7 @@ lower bound (largest total size alive at once), and the best RunNetwork time
 over N runs of the built binary.
 
     python bench/peer_networks.py [--platform generic-c] [--filter /FP32/] [--repeats 20]
+    python bench/peer_networks.py --integer --filter /    # integer peer tests, inputs typed by Deeploy's rule
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 
 from deeploy_core.api import CompileOptions, compile_model, reference_inputs
+from deeploy_core.cli.model_options import data_input_types
 from deeploy_core.plugins import PluginHost, PluginSelection
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 from deeploy_core.validate import Toolchain, build_executable, compare_outputs, run_network
@@ -32,6 +34,8 @@ def main() -> int:
     parser.add_argument("--platform", default="generic-c")
     parser.add_argument("--filter", default="/FP32/", help="substring of the test path (default: /FP32/)")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--integer", action="store_true",
+                        help="type inputs with Deeploy's rule (--input-types-from inputs.npz) and compare exactly")
     args = parser.parse_args()
     root = peer_tests_root(Path(__file__).resolve().parent)
     if root is None:
@@ -47,10 +51,14 @@ def main() -> int:
         cache = Path(scratch) / "cache"
         cache.mkdir()
         for index, peer in enumerate(find_peer_tests(root, args.filter)):
+            if args.integer and "/FP32/" in f"/{peer.name}/":
+                continue
             out = Path(scratch) / f"out{index}"
             start = time.perf_counter()
+            typing = ["--input-types-from", str(peer.inputs)] if args.integer else []
             process = subprocess.run(
-                [sys.executable, "-m", "deeploy_core", "compile", str(peer.model), "--platform", args.platform, "-o", str(out)],
+                [sys.executable, "-m", "deeploy_core", "compile", str(peer.model), "--platform", args.platform,
+                 *typing, "-o", str(out)],
                 capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": os.environ.get("DEEPLOY_CORE_PLUGINS", args.platform)},
             )
             compile_seconds = time.perf_counter() - start
@@ -60,12 +68,13 @@ def main() -> int:
                 continue
             code_bytes = sum(path.stat().st_size for path in out.iterdir() if path.suffix in (".c", ".h"))
             memory = json.loads((out / "report.json").read_text())["memory"]
-            _, generated = compile_model(peer.model, CompileOptions(platform=args.platform), host)
+            types = data_input_types(peer.model, peer.inputs) if args.integer else {}
+            _, generated = compile_model(peer.model, CompileOptions(platform=args.platform, input_types=types), host)
             executable = build_executable(generated, Path(scratch) / f"build{index}", toolchain, cache)
             inputs = reference_inputs(peer.model, peer.inputs)
             actual, best_ns = run_network(executable, generated, inputs, args.repeats)
             expected = load_npz_by_position(peer.outputs, len(actual))
-            ok = all(c.ok for c in compare_outputs(generated, actual, expected, 1e-4, 0.0))
+            ok = all(c.ok for c in compare_outputs(generated, actual, expected, 0.0 if args.integer else 1e-4, 0.0))
             failures += not ok
             ratio = memory["arena_bytes"] / max(memory["lower_bound_bytes"], 1)
             print(

@@ -29,13 +29,15 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, **selection
         click.echo(json.dumps(report, indent=2, sort_keys=True))
         return
     table = Table(title=f"{model.name} on {options.platform}")
-    for column in ("#", "op", "node", "output", "dtype", "MACs", "weights B", "activations B", "offset"):
+    for column in ("#", "op", "node", "output", "dtype", "MACs", "weights B", "activations B", "offset", "requant"):
         table.add_column(column, overflow="fold")
     for row in report["layers"]:
         output = row["outputs"][0] if row["outputs"] else {"shape": [], "dtype": "-"}
         offsets = ", ".join(str(offset) for offset in row["arena_offsets"].values()) or "-"
+        requant = row.get("requantization")
+        requant_text = f">>{requant['shift']} {requant['range']}" if requant else "-"
         table.add_row(str(row["index"]), row["op"], row["node"], "x".join(map(str, output["shape"])), output["dtype"],
-                      str(row["macs"]), str(row["weight_bytes"]), str(row["activation_bytes"]), offsets)
+                      str(row["macs"]), str(row["weight_bytes"]), str(row["activation_bytes"]), offsets, requant_text)
     console = Console(soft_wrap=True)
     console.print(table)
     memory = report["memory"]

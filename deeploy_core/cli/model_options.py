@@ -9,7 +9,13 @@ import click
 
 from deeploy_core.api import CompileOptions
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
+from deeploy_core.errors import DeeployError
+from deeploy_core.frontend.importer import read_model
 from deeploy_core.frontend.input_shapes import parse_input_shape
+from deeploy_core.ir import DataType
+from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
+from deeploy_core.lowering.integer_types import deeploy_input_type
+from deeploy_core.validate.data import graph_input_specs, load_npz_by_position
 
 DEFAULT_PLATFORM = "generic-c"
 
@@ -24,6 +30,12 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--allocator", default=DEFAULT_ALLOCATOR, show_default=True, help="Static allocator (by name)."),
         click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME=D1xD2…",
                      help="Fix the shape of a graph input (repeatable)."),
+        click.option("--input-type", "input_types", multiple=True, metavar="NAME=TYPE",
+                     help="Element type of a graph input, e.g. x=int8 (repeatable); integer types switch float-typed "
+                          "integer networks (Deeploy's dialect) to raw integer arithmetic."),
+        click.option("--input-types-from", "input_types_from", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                     help="Pick input types from sample data (.npz, by position) with Deeploy's rule: the narrowest "
+                          "integer type holding each array's range (unsigned first), float32 otherwise."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)
@@ -31,14 +43,42 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def compile_options(
-    model: Path, platform: str, memory_level: str | None, tiler: str | None, allocator: str, input_shapes: tuple[str, ...]
+    model: Path,
+    platform: str,
+    memory_level: str | None,
+    tiler: str | None,
+    allocator: str,
+    input_shapes: tuple[str, ...],
+    input_types: tuple[str, ...] = (),
+    input_types_from: Path | None = None,
 ) -> CompileOptions:
     """The parsed form of :func:`model_options`."""
+    types = data_input_types(model, input_types_from) if input_types_from else {}
+    types.update(parse_input_type(text) for text in input_types)
     return CompileOptions(
         platform=platform,
         memory_level=memory_level,
         tiler=tiler,
         allocator=allocator,
         input_shapes=dict(parse_input_shape(text) for text in input_shapes),
+        input_types=types,
         network_name=model.stem,
     )
+
+
+def parse_input_type(text: str) -> tuple[str, DataType]:
+    """``"x=int8"`` → ``("x", INT8)``."""
+    name, sep, type_name = text.rpartition("=")
+    if not sep or not name:
+        raise DeeployError(f"--input-type {text!r}: expected NAME=TYPE")
+    try:
+        return name, from_name(type_name)
+    except UnsupportedTypeError as error:
+        raise DeeployError(f"--input-type {text!r}: {error}") from None
+
+
+def data_input_types(model: Path, data: Path) -> dict[str, DataType]:
+    """Deeploy's rule applied to the arrays of ``data`` bound to the model's inputs by position."""
+    specs = graph_input_specs(read_model(model))
+    arrays = load_npz_by_position(data, len(specs))
+    return {name: deeploy_input_type(array) for (name, _, _), array in zip(specs, arrays)}

@@ -31,6 +31,7 @@ def layer_rows(layers: list[Layer], ctxt: NetworkContext) -> list[dict[str, Any]
                 "weight_bytes": sum(b.size_bytes for b in weights),
                 "activation_bytes": sum(b.size_bytes for b in activations),
                 "scratch_bytes": sum(ctxt[name].size_bytes for name in layer.transients),
+                "requantization": layer.representation.get("requantization"),
                 "arena_offsets": {
                     b.name: ctxt.storage_of(b.name).offset
                     for b in outputs

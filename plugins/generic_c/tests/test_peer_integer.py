@@ -68,6 +68,10 @@ def test_requantised_chains_keep_no_int32_tensor_in_the_arena(peer, generic_c_ho
     ctxt = deployer.ctxt
     fused = [layer for layer in deployer.layers if layer.op_type.startswith("Requantized")]
     assert fused, "the chain was not fused"
+    rows = {row["node"]: row for row in generated.report["layers"]}
+    for layer in fused:
+        requant = rows[layer.name]["requantization"]
+        assert set(requant) == {"shift", "range", "mul", "add"} and requant["range"][1] > requant["range"][0]
     planned = generated.report["memory"]["buffers"]
     int32_in_arena = [entry["name"] for entry in planned if ctxt[entry["name"]].dtype == INT32]
     producers = {ctxt[name].producer for name in int32_in_arena}

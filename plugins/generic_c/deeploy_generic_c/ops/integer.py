@@ -99,6 +99,14 @@ class Requantisation:
             if param.numel not in (1, channels):
                 raise NodeMismatch("shape", f"{name} has {param.numel} values; expected 1 or {channels} (axis 1)")
 
+    def describe(self) -> dict[str, object]:
+        """The parameters for reports: shift, output range, scalar or per-channel multipliers."""
+        def values(buffer: Buffer) -> object:
+            data = np.asarray(buffer.values).reshape(-1).tolist() if buffer.values is not None else None
+            return data[0] if data is not None and len(data) == 1 else data
+
+        return {"shift": self.shift, "range": [self.low, self.high], "mul": values(self.mul), "add": values(self.add)}
+
     def store(self, target: str, c_type: str, acc: str, channel: str) -> str:
         """C statements that requantise ``acc`` (channel index ``channel``) into ``target``."""
         mul_index = channel if self.mul.numel > 1 else "0"
@@ -130,7 +138,7 @@ class RequantShiftParser(NodeParser):
         for (int32_t i = 0; i < {inner}; ++i) {store}
     }}
 }}"""
-        return {"code": code, "size": x.numel * 3}
+        return {"code": code, "size": x.numel * 3, "requantization": requant.describe()}
 
 
 class IntegerConvParser(NodeParser):
@@ -165,8 +173,10 @@ class IntegerConvParser(NodeParser):
         if self.requantised:
             requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, m)
             store = requant.store(target, y.dtype.c_type, "acc", "mo")
+            extra = {"requantization": requant.describe()}
         else:
             store = f"{target} = ({y.dtype.c_type})acc;"
+            extra = {}
         code = f"""for (int32_t b = 0; b < {n}; ++b) {{
     for (int32_t mo = 0; mo < {m}; ++mo) {{
         const int32_t g = mo / {mg};
@@ -191,7 +201,7 @@ class IntegerConvParser(NodeParser):
         }}
     }}
 }}"""
-        return {"code": code, "macs": n * m * oh * ow * cg * kh * kw, "size": y.numel}
+        return {"code": code, "macs": n * m * oh * ow * cg * kh * kw, "size": y.numel, **extra}
 
 
 class IntegerGemmParser(NodeParser):
@@ -221,8 +231,10 @@ class IntegerGemmParser(NodeParser):
         if self.requantised:
             requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, n)
             store = requant.store(target, y.dtype.c_type, f"{alpha} * acc + {bias}", "j")
+            extra = {"requantization": requant.describe()}
         else:
             store = f"{target} = ({y.dtype.c_type})({alpha} * acc + {bias});"
+            extra = {}
         code = f"""for (int32_t i = 0; i < {m}; ++i) {{
     for (int32_t j = 0; j < {n}; ++j) {{
         int32_t acc = 0;
@@ -230,7 +242,7 @@ class IntegerGemmParser(NodeParser):
         {store}
     }}
 }}"""
-        return {"code": code, "macs": m * n * k, "size": y.numel}
+        return {"code": code, "macs": m * n * k, "size": y.numel, **extra}
 
 
 class IntegerMatMulParser(NodeParser):
@@ -269,8 +281,10 @@ class IntegerMatMulParser(NodeParser):
                 channel, channels = f"((y / {math.prod(batch[2:])}) % {batch[1]})", batch[1]
             requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, channels)
             store = requant.store(target, y.dtype.c_type, "acc", channel)
+            extra = {"requantization": requant.describe()}
         else:
             store = f"{target} = ({y.dtype.c_type})acc;"
+            extra = {}
         body = f"""for (int32_t i = 0; i < {m}; ++i) {{
     for (int32_t j = 0; j < {n}; ++j) {{
         int32_t acc = {bias};
@@ -279,7 +293,12 @@ class IntegerMatMulParser(NodeParser):
         {store}
     }}
 }}"""
-        return {"code": _loops(shape, [a_strides, b_strides], body), "macs": math.prod(batch) * m * n * k, "size": y.numel}
+        return {
+            "code": _loops(shape, [a_strides, b_strides], body),
+            "macs": math.prod(batch) * m * n * k,
+            "size": y.numel,
+            **extra,
+        }
 
 
 class IntegerMaxPoolParser(NodeParser):
