@@ -78,3 +78,22 @@ def test_requantised_chains_keep_no_int32_tensor_in_the_arena(peer, generic_c_ho
     assert not producers & {layer.name for layer in fused}
     requant_inputs = {layer.input_names[0] for layer in deployer.layers if layer.op_type == "RequantShift"}
     assert not requant_inputs & set(int32_in_arena), "an int32 accumulator tensor feeds a RequantShift through the arena"
+
+
+@pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
+def test_cli_types_inputs_from_data_and_validates_exactly() -> None:
+    import os
+    import subprocess
+    import sys
+
+    peer = next(test for test in TESTS if test.name == "Models/miniMobileNet")
+    env = {**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c", "COLUMNS": "200"}
+    base = [sys.executable, "-m", "deeploy_core", "validate", str(peer.model), "--inputs", str(peer.inputs),
+            "--outputs", str(peer.outputs), "--atol", "0"]
+    typed = subprocess.run([*base, "--input-types-from", str(peer.inputs)], capture_output=True, text=True, env=env)
+    assert typed.returncode == 0, typed.stdout + typed.stderr
+    assert "0/10" in typed.stdout and "ok" in typed.stdout
+    explicit = subprocess.run([*base, "--input-type", "input=uint8"], capture_output=True, text=True, env=env)
+    assert explicit.returncode == 0, explicit.stdout + explicit.stderr
+    bad = subprocess.run([*base, "--input-type", "input=int7"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --input-type 'input=int7': unknown type")
