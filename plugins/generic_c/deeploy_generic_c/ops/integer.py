@@ -27,7 +27,7 @@ from deeploy_core.mapping import (
     is_present,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
-from deeploy_generic_c.ops.linear import _resolve_pads, _spatial
+from deeploy_generic_c.ops._window import sliding_window
 
 
 def _integer(buffer: Buffer, what: str) -> None:
@@ -152,23 +152,13 @@ class IntegerConvParser(NodeParser):
         x, w, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
         _integer(x, "input 0")
         _integer(w, "weights")
-        rank = len(x.shape) - 2
-        if rank not in (1, 2):
-            raise NodeMismatch("shape", f"{rank}-D convolution is not supported")
-        strides = _spatial(node, "strides", rank, 1)
-        dilations = _spatial(node, "dilations", rank, 1)
-        kernel = list(w.shape[2:])
-        pads = _resolve_pads(node, x.shape[2:], y.shape[2:], kernel, strides, dilations)
-        if rank == 1:
-            strides, dilations, kernel, pads = [1, *strides], [1, *dilations], [1, *kernel], [0, pads[0], 0, pads[1]]
-        n, c, *spatial = x.shape
-        m = y.shape[1]
-        h, wd = (1, spatial[0]) if rank == 1 else spatial
-        oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
+        win = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
+        n, c, h, wd, m, oh, ow = win.n, win.c, win.h, win.w, win.m, win.oh, win.ow
+        strides, pads, dilations = (win.stride_h, win.stride_w), (win.pad_top, win.pad_left), (win.dil_h, win.dil_w)
         group = int(attribute(node, "group", 1))
         cg, mg = c // group, m // group
         bias = f"(int32_t){ctxt[operands[2].name].c_name}[mo]" if len(operands) > 2 and operands[2].name else "0"
-        kh, kw = kernel
+        kh, kw = win.kh, win.kw
         target = f"{y.c_name}[((b * {m} + mo) * {oh} + oy) * {ow} + ox]"
         if self.requantised:
             requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, m)
@@ -309,18 +299,12 @@ class IntegerMaxPoolParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         _integer(x, "input 0")
-        rank = len(x.shape) - 2
-        if rank not in (1, 2) or (len(node.outputs) > 1 and node.outputs[1].name):
-            raise NodeMismatch("shape", "only 1-D/2-D pooling without Indices output is supported")
-        kernel = [int(v) for v in attribute(node, "kernel_shape")]
-        strides = _spatial(node, "strides", rank, 1)
-        dilations = _spatial(node, "dilations", rank, 1)
-        pads = _resolve_pads(node, x.shape[2:], y.shape[2:], kernel, strides, dilations)
-        if rank == 1:
-            kernel, strides, dilations, pads = [1, *kernel], [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
-        planes = x.shape[0] * x.shape[1]
-        h, wd = (1, x.shape[2]) if rank == 1 else x.shape[2:]
-        oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
+        if len(node.outputs) > 1 and node.outputs[1].name:
+            raise NodeMismatch("shape", "the Indices output is not supported")
+        win = sliding_window(node, x, y, [int(v) for v in attribute(node, "kernel_shape")], "pooling")
+        planes, h, wd, oh, ow = win.n * win.c, win.h, win.w, win.oh, win.ow
+        kernel, strides = (win.kh, win.kw), (win.stride_h, win.stride_w)
+        pads, dilations = (win.pad_top, win.pad_left), (win.dil_h, win.dil_w)
         code = f"""for (int32_t p = 0; p < {planes}; ++p) {{
     for (int32_t oy = 0; oy < {oh}; ++oy) {{
         for (int32_t ox = 0; ox < {ow}; ++ox) {{

@@ -19,6 +19,7 @@ from deeploy_core.mapping import (
     is_present,
 )
 from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, c_float, int_array, single_binding
+from deeploy_generic_c.ops._window import sliding_window
 
 
 def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, strides, pads, dilations, group: int) -> int:
@@ -30,11 +31,6 @@ def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, stri
     return (c // group) * kh * kw * oh * ow
 
 
-def _spatial(node: gs.Node, name: str, rank: int, default: int) -> list[int]:
-    values = attribute(node, name, None)
-    return [int(v) for v in values] if values else [default] * rank
-
-
 class ConvParser(NodeParser):
     """1-D or 2-D, any groups, explicit pads (auto_pad NOTSET/VALID/SAME_*), strides, dilations, optional bias."""
 
@@ -42,50 +38,19 @@ class ConvParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
-        rank = len(x.shape) - 2
-        if rank not in (1, 2):
-            raise NodeMismatch("shape", f"{rank}-D convolution is not supported (1-D and 2-D are)")
-        strides = _spatial(node, "strides", rank, 1)
-        dilations = _spatial(node, "dilations", rank, 1)
-        kernel = list(w.shape[2:])
-        pads = _resolve_pads(node, x.shape[2:], y.shape[2:], kernel, strides, dilations)
+        win = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
         group = int(attribute(node, "group", 1))
-        if rank == 1:
-            strides, dilations, kernel = [1, *strides], [1, *dilations], [1, *kernel]
-            pads = [0, pads[0], 0, pads[1]]
-        n, c, *in_spatial = x.shape
-        _, m, *out_spatial = y.shape
-        h, wd = (1, in_spatial[0]) if rank == 1 else in_spatial
-        oh, ow = (1, out_spatial[0]) if rank == 1 else out_spatial
-        kh, kw = kernel
         bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
-        scratch = conv_scratch_floats(c, m, kh, kw, oh, ow, strides, pads, dilations, group)
+        scratch = conv_scratch_floats(win.c, win.m, win.kh, win.kw, win.oh, win.ow, (win.stride_h, win.stride_w),
+                                      win.pads, (win.dil_h, win.dil_w), group)
         return {
             "X": x.c_name, "W": w.c_name, "B": bias, "Y": y.c_name,
-            "N": n, "C": c, "H": h, "Wd": wd, "M": m, "KH": kh, "KW": kw, "OH": oh, "OW": ow,
-            "stride_h": strides[0], "stride_w": strides[1], "pad_top": pads[0], "pad_left": pads[1],
-            "dil_h": dilations[0], "dil_w": dilations[1], "group": group,
+            "N": win.n, "C": win.c, "H": win.h, "Wd": win.w, "M": win.m, "KH": win.kh, "KW": win.kw,
+            "OH": win.oh, "OW": win.ow, "stride_h": win.stride_h, "stride_w": win.stride_w,
+            "pad_top": win.pad_top, "pad_left": win.pad_left, "dil_h": win.dil_h, "dil_w": win.dil_w, "group": group,
             "scratch_bytes": scratch * 4, "scratch": "NULL",
-            "macs": n * m * oh * ow * (c // group) * kh * kw, "size": y.numel,
+            "macs": win.n * win.m * win.oh * win.ow * (win.c // group) * win.kh * win.kw, "size": y.numel,
         }
-
-
-def _resolve_pads(node: gs.Node, in_spatial, out_spatial, kernel, strides, dilations) -> list[int]:
-    """Explicit [begin..., end...] pads; auto_pad SAME_* resolved against the output size."""
-    rank = len(in_spatial)
-    auto_pad = attribute(node, "auto_pad", "NOTSET")
-    if auto_pad in ("NOTSET", ""):
-        pads = attribute(node, "pads", None) or [0] * (2 * rank)
-        return [int(p) for p in pads]
-    if auto_pad == "VALID":
-        return [0] * (2 * rank)
-    begins, ends = [], []
-    for axis in range(rank):
-        total = max((out_spatial[axis] - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] + 1 - in_spatial[axis], 0)
-        small, large = total // 2, total - total // 2
-        begins.append(small if auto_pad == "SAME_UPPER" else large)
-        ends.append(large if auto_pad == "SAME_UPPER" else small)
-    return begins + ends
 
 
 CONV = NodeTemplate(
@@ -109,8 +74,8 @@ class ConvTransposeParser(NodeParser):
         auto_pad = attribute(node, "auto_pad", "NOTSET")
         if auto_pad not in ("NOTSET", "", "VALID"):
             raise NodeMismatch("attribute", f"auto_pad={auto_pad} is not supported")
-        strides = _spatial(node, "strides", rank, 1)
-        dilations = _spatial(node, "dilations", rank, 1)
+        strides = [int(v) for v in (attribute(node, "strides", None) or [1] * rank)]
+        dilations = [int(v) for v in (attribute(node, "dilations", None) or [1] * rank)]
         pads = [int(p) for p in (attribute(node, "pads", None) or [0] * (2 * rank))]
         if attribute(node, "output_shape", None):
             raise NodeMismatch("attribute", "output_shape is not supported (give pads)")

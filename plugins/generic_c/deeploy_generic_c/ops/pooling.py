@@ -17,7 +17,7 @@ from deeploy_core.mapping import (
     attribute,
 )
 from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops.linear import _resolve_pads, _spatial
+from deeploy_generic_c.ops._window import sliding_window
 
 
 class PoolParser(NodeParser):
@@ -30,27 +30,19 @@ class PoolParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        rank = len(x.shape) - 2
-        if rank not in (1, 2):
-            raise NodeMismatch("shape", f"{rank}-D pooling is not supported (1-D and 2-D are)")
-        kernel = [int(k) for k in attribute(node, "kernel_shape")]
-        strides = _spatial(node, "strides", rank, 1)
-        dilations = _spatial(node, "dilations", rank, 1)
-        if self.kind == "avg" and any(d != 1 for d in dilations):
+        win = sliding_window(node, x, y, [int(k) for k in attribute(node, "kernel_shape")], "pooling")
+        if self.kind == "avg" and (win.dil_h, win.dil_w) != (1, 1):
             raise NodeMismatch("attribute", "dilated average pooling is not supported")
-        pads = _resolve_pads(node, x.shape[2:], y.shape[2:], kernel, strides, dilations)
-        if rank == 1:
-            kernel, strides, dilations, pads = [1, *kernel], [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]]
-        n, c, *spatial = x.shape
-        h, w = (1, spatial[0]) if rank == 1 else spatial
-        oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
-        common = f"{x.c_name}, {y.c_name}, {n}, {c}, {h}, {w}, {oh}, {ow}, {kernel[0]}, {kernel[1]}, {strides[0]}, {strides[1]}, {pads[0]}, {pads[1]}"
+        common = (
+            f"{x.c_name}, {y.c_name}, {win.n}, {win.c}, {win.h}, {win.w}, {win.oh}, {win.ow}, {win.kh}, {win.kw}, "
+            f"{win.stride_h}, {win.stride_w}, {win.pad_top}, {win.pad_left}"
+        )
         if self.kind == "max":
-            call = f"dcg_maxpool2d_f32({common}, {dilations[0]}, {dilations[1]});"
+            call = f"dcg_maxpool2d_f32({common}, {win.dil_h}, {win.dil_w});"
         else:
             include = int(attribute(node, "count_include_pad", 0))
-            call = f"dcg_avgpool2d_f32({common}, {pads[2]}, {pads[3]}, {include});"
-        return {"call": call, "size": y.numel * kernel[0] * kernel[1]}
+            call = f"dcg_avgpool2d_f32({common}, {win.pad_bottom}, {win.pad_right}, {include});"
+        return {"call": call, "size": y.numel * win.kh * win.kw}
 
 
 class MaxPoolParser(PoolParser):
