@@ -400,7 +400,7 @@ class ISoftmaxParser(NodeParser):
         return {"code": code, "size": x.numel * 6}
 
 
-INLINE = NodeTemplate("${code}", headers=("stdint.h",))
+INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h"))
 ANY_INT = NodeTypeChecker((None, None, None), (INT32,))
 
 
