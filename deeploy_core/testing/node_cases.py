@@ -41,12 +41,29 @@ def _all_cases() -> tuple[object, ...]:
         return tuple(collect_testcases(None))
 
 
+def _as_tensor_proto(value: object) -> onnx.TensorProto | None:
+    """A copy of ``value`` if it is (or is an object array wrapping) a TensorProto."""
+    if isinstance(value, np.ndarray) and value.dtype == object and value.size == 1:
+        value = value.reshape(-1)[0]
+    if isinstance(value, onnx.TensorProto):
+        copy = onnx.TensorProto()
+        copy.CopyFrom(value)
+        return copy
+    return None
+
+
 def _freeze_parameters(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     frozen = onnx.ModelProto()
     frozen.CopyFrom(model)
     runtime: dict[str, np.ndarray] = {}
     kept = []
     for value, array in zip(model.graph.input, inputs):
+        proto = _as_tensor_proto(array)
+        if proto is not None:
+            # float8 / int4 / … data sets come as TensorProto: numpy cannot hold them.
+            proto.name = value.name
+            frozen.graph.initializer.append(proto)
+            continue
         array = np.asarray(array)
         if array.dtype.kind == "f" and array.ndim >= 1:
             runtime[value.name] = array
