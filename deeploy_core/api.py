@@ -32,6 +32,7 @@ class CompileOptions:
     allocator: str = DEFAULT_ALLOCATOR
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     input_types: dict[str, DataType] = field(default_factory=dict)
+    quantization: str = "exact"
     network_name: str | None = None
 
 
@@ -51,6 +52,7 @@ def compile_model(
         options={
             "input_shapes": dict(options.input_shapes),
             "input_types": dict(options.input_types),
+            "quantization": options.quantization,
             "network_name": options.network_name or model_path.stem,
         },
     )
@@ -90,6 +92,7 @@ def validate_model(
     cache_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
     toolchain: Toolchain | None = None,
+    lsb_tolerance: float | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime."""
     inputs = reference_inputs(model_path, inputs_npz)
@@ -97,7 +100,8 @@ def validate_model(
     if outputs_npz is not None:
         expected = load_npz_by_position(outputs_npz)
     return validate_with_data(
-        model_path, options, host, inputs, expected, atol, rtol, repeats, build_dir, cache_dir, progress, toolchain
+        model_path, options, host, inputs, expected, atol, rtol, repeats, build_dir, cache_dir, progress, toolchain,
+        lsb_tolerance,
     )
 
 
@@ -114,6 +118,7 @@ def validate_with_data(
     cache_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
     toolchain: Toolchain | None = None,
+    lsb_tolerance: float | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Like :func:`validate_model` with the data in memory (``expected=None``: ONNX Runtime)."""
     _, generated = compile_model(model_path, options, host, progress)
@@ -126,5 +131,5 @@ def validate_with_data(
         directory = build_dir or Path(scratch)
         executable = build_executable(generated, directory, toolchain, cache_dir)
         actual, best_ns = run_network(executable, generated, inputs, repeats)
-    comparisons = compare_outputs(generated, actual, expected, atol, rtol)
+    comparisons = compare_outputs(generated, actual, expected, atol, rtol, lsb_tolerance)
     return generated, ValidationResult(comparisons, best_ns, actual)

@@ -35,7 +35,7 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, **selection
         output = row["outputs"][0] if row["outputs"] else {"shape": [], "dtype": "-"}
         offsets = ", ".join(str(offset) for offset in row["arena_offsets"].values()) or "-"
         requant = row.get("requantization")
-        requant_text = f">>{requant['shift']} {requant['range']}" if requant else "-"
+        requant_text = requantisation_text(requant)
         table.add_row(str(row["index"]), row["op"], row["node"], "x".join(map(str, output["shape"])), output["dtype"],
                       str(row["macs"]), str(row["weight_bytes"]), str(row["activation_bytes"]), offsets, requant_text)
     console = Console(soft_wrap=True)
@@ -47,3 +47,18 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, **selection
     )
     for warning in report["warnings"]:
         console.print(f"[yellow]warning:[/] {warning}")
+
+
+def requantisation_text(requant: dict | None) -> str:
+    """A short summary: ``>>S [lo, hi]`` (shift range when per channel) or ``q s=… z=…`` for QuantizeLinear."""
+    if not requant:
+        return "-"
+    if "shift" not in requant:
+        scale, zero = requant["scale"], requant["zero_point"]
+        scale_text = f"{len(scale)} scales" if isinstance(scale, list) else f"s={scale:.4g}"
+        zero_text = "" if isinstance(zero, list) else f" z={zero}"
+        return f"q {scale_text}{zero_text} {requant['range']}"
+    shift = requant["shift"]
+    shift_text = f"{min(shift)}..{max(shift)}" if isinstance(shift, list) else str(shift)
+    zero = f" z={requant['zero_point']}" if requant.get("zero_point") else ""
+    return f">>{shift_text}{zero} {requant['range']}"

@@ -21,7 +21,7 @@ DEFAULT_PLATFORM = "generic-c"
 
 
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape."""
+    """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape/-type, --quantization."""
     decorators = [
         click.argument("model", type=click.Path(path_type=Path, dir_okay=False)),
         click.option("--platform", default=DEFAULT_PLATFORM, show_default=True, help="Platform to compile for."),
@@ -36,6 +36,9 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--input-types-from", "input_types_from", type=click.Path(path_type=Path, dir_okay=False, exists=True),
                      help="Pick input types from sample data (.npz, by position) with Deeploy's rule: the narrowest "
                           "integer type holding each array's range (unsigned first), float32 otherwise."),
+        click.option("--quantization", type=click.Choice(["exact", "fixed-point"]), default="exact", show_default=True,
+                     help="QDQ models: 'exact' keeps QuantizeLinear/DequantizeLinear (bit-exact with ONNX Runtime, "
+                          "needs float); 'fixed-point' turns quantised layers into integer-only kernels (≤ 1 LSB)."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)
@@ -51,6 +54,7 @@ def compile_options(
     input_shapes: tuple[str, ...],
     input_types: tuple[str, ...] = (),
     input_types_from: Path | None = None,
+    quantization: str = "exact",
 ) -> CompileOptions:
     """The parsed form of :func:`model_options`."""
     types = data_input_types(model, input_types_from) if input_types_from else {}
@@ -62,6 +66,7 @@ def compile_options(
         allocator=allocator,
         input_shapes=dict(parse_input_shape(text) for text in input_shapes),
         input_types=types,
+        quantization=quantization,
         network_name=model.stem,
     )
 

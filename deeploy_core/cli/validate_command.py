@@ -22,6 +22,8 @@ from deeploy_core.cli.session import CliSession
               help="Golden outputs (.npz, by position); default: ONNX Runtime.")
 @click.option("--atol", type=float, default=1e-4, show_default=True, help="Absolute tolerance.")
 @click.option("--rtol", type=float, default=0.0, show_default=True, help="Relative tolerance.")
+@click.option("--lsb-tolerance", type=click.FloatRange(0), default=None,
+              help="Judge quantised outputs in quantisation steps instead (default: 1 with --quantization fixed-point).")
 @click.option("--repeats", type=click.IntRange(1), default=3, show_default=True,
               help="RunNetwork calls (all must give identical outputs; the best time is shown).")
 @click.option("--build-dir", type=click.Path(path_type=Path, file_okay=False),
@@ -34,22 +36,28 @@ def validate_command(
     outputs_npz: Path | None,
     atol: float,
     rtol: float,
+    lsb_tolerance: float | None,
     repeats: int,
     build_dir: Path | None,
     **selection: object,
 ) -> None:
     """Compile MODEL, build and run it, and compare with ONNX Runtime or --outputs."""
     options = compile_options(model, **selection)  # type: ignore[arg-type]
+    if lsb_tolerance is None and options.quantization == "fixed-point":
+        lsb_tolerance = 1.0
     with stage_progress(f"validating {model.name}") as progress:
         _, result = validate_model(
-            model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir, progress=progress
+            model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir, progress=progress,
+            lsb_tolerance=lsb_tolerance,
         )
     table = Table(title=f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})")
-    for column in ("output", "max abs error", "cosine", "mismatches", "status"):
+    for column in ("output", "max abs error", "max LSB", "cosine", "mismatches", "status"):
         table.add_column(column)
     for comparison in result.comparisons:
         status = "[green]ok[/]" if comparison.ok else "[red]MISMATCH[/]"
-        table.add_row(comparison.name, f"{comparison.max_abs_error:.3g}", f"{comparison.cosine:.6f}",
+        lsb = comparison.max_lsb_error
+        table.add_row(comparison.name, f"{comparison.max_abs_error:.3g}", "-" if lsb is None else f"{lsb:.3g}",
+                      f"{comparison.cosine:.6f}",
                       f"{comparison.mismatches}/{comparison.size}", status)
     console = Console(soft_wrap=True)
     console.print(table)

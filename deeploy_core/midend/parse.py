@@ -34,6 +34,11 @@ def _try_node(node: gs.Node, ctxt: NetworkContext, mappers: list[NodeMapper], in
     return mismatches
 
 
+def qualified_op(node: gs.Node) -> str:
+    """The key platforms map ops under: ``Conv`` in the default domain, ``com.microsoft.QGemm`` elsewhere."""
+    return node.op if node.domain in (None, "", "ai.onnx") else f"{node.domain}.{node.op}"
+
+
 def map_nodes(
     graph: gs.Graph, ctxt: NetworkContext, platform: Platform, extra: dict[str, list[NodeMapper]] | None = None
 ) -> list[Layer]:
@@ -41,14 +46,13 @@ def map_nodes(
     layers: list[Layer] = []
     failures: list[UnsupportedNode] = []
     for index, node in enumerate(graph.nodes):
-        mappers = [mapper for _, mapper in platform.mappers_for(node.op)] + list((extra or {}).get(node.op, ()))
-        if node.domain not in (None, "", "ai.onnx"):
-            mappers = []
+        key = qualified_op(node)
+        mappers = [mapper for _, mapper in platform.mappers_for(key)] + list((extra or {}).get(key, ()))
         outcome = _try_node(node, ctxt, mappers, index) if mappers else []
         if isinstance(outcome, Layer):
             layers.append(outcome)
         else:
-            failures.append(UnsupportedNode(node.name or f"#{index}", node.op, tuple(outcome)))
+            failures.append(UnsupportedNode(node.name or f"#{index}", key, tuple(outcome)))
     if failures:
         raise UnsupportedModelError(platform.name, failures)
     return layers

@@ -11,6 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import onnx_graphsurgeon as gs
+
 from deeploy_core.codegen.chain import build_chain
 from deeploy_core.codegen.execution_block import ExecutionBlock
 from deeploy_core.codegen.network_files import (
@@ -27,6 +30,7 @@ from deeploy_core.errors import PluginError
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.integer_types import IntegerTypeInference
+from deeploy_core.lowering.qdq import QDQToInteger
 from deeploy_core.mapping import Layer, NodeMapper
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.memory_plan import plan_arena
@@ -62,7 +66,10 @@ class NetworkDeployer(Deployer):
 
     def lower(self) -> None:
         typing = [IntegerTypeInference(self.options["input_types"])] if self.options.get("input_types") else []
-        pipeline = Pipeline([FoldConstants(), *typing, *self.platform.lowering()], name=f"lowering:{self.platform.name}")
+        fixed_point = [QDQToInteger()] if self.options.get("quantization") == "fixed-point" else []
+        pipeline = Pipeline(
+            [*fixed_point, FoldConstants(), *typing, *self.platform.lowering()], name=f"lowering:{self.platform.name}"
+        )
         self.lowering_results = pipeline.apply_pass(self.graph, {}) or {}
         self.graph.cleanup(remove_unused_graph_inputs=False).toposort()
 
@@ -102,7 +109,17 @@ class NetworkDeployer(Deployer):
 
     def _spec(self, name: str) -> TensorSpec:
         buffer = self.ctxt[name]
-        return TensorSpec(name, buffer.dtype.numpy_name, buffer.shape)
+        return TensorSpec(name, buffer.dtype.numpy_name, buffer.shape, self._quantisation_step(name))
+
+    def _quantisation_step(self, name: str) -> float | None:
+        if not self.ctxt[name].dtype.is_float:
+            return 1.0
+        tensor = self.graph.tensors().get(name)
+        producer = tensor.inputs[0] if tensor is not None and len(tensor.inputs) == 1 else None
+        if producer is None or producer.op != "DequantizeLinear" or not isinstance(producer.inputs[1], gs.Constant):
+            return None
+        scale = np.asarray(producer.inputs[1].values).reshape(-1)
+        return float(scale[0]) if scale.size == 1 else None
 
     def _operator_extensions(self) -> dict[str, list[NodeMapper]]:
         extra: dict[str, list[NodeMapper]] = {}

@@ -12,11 +12,17 @@ from deeploy_core.platform import RuntimeLibrary
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """Name, numpy dtype name and shape of a network input or output."""
+    """Name, numpy dtype name and shape of a network input or output.
+
+    ``step`` is the value of one quantisation step (LSB) of an output: the
+    scale of the DequantizeLinear producing it, 1 for integer outputs, None for
+    plain float outputs.  Validation reports errors in LSB with it.
+    """
 
     name: str
     dtype: str
     shape: tuple[int, ...]
+    step: float | None = None
 
 
 @dataclass

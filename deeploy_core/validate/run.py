@@ -52,12 +52,13 @@ def run_network(
 
 
 def compare_outputs(
-    generated: GeneratedNetwork, actual: list[np.ndarray], expected: list[np.ndarray], atol: float, rtol: float
+    generated: GeneratedNetwork, actual: list[np.ndarray], expected: list[np.ndarray], atol: float, rtol: float,
+    lsb_tolerance: float | None = None,
 ) -> list[OutputComparison]:
-    """One comparison per output, by position."""
+    """One comparison per output, by position (quantised outputs judged in LSB when ``lsb_tolerance`` is set)."""
     if len(expected) < len(actual):
         raise DeeployError(f"{len(expected)} reference outputs for {len(actual)} network outputs")
     return [
-        compare_output(spec.name, got, want, atol, rtol)
+        compare_output(spec.name, got, want, atol, rtol, spec.step, lsb_tolerance)
         for spec, got, want in zip(generated.outputs, actual, expected)
     ]

@@ -57,6 +57,50 @@ def cnn() -> onnx.ModelProto:
     )
 
 
+def depthwise_cnn() -> onnx.ModelProto:
+    w = _weights(4)
+    return _model(
+        [
+            helper.make_node("Conv", ["x", "c1", "cb1"], ["a"], pads=[1, 1, 1, 1], name="stem"),
+            helper.make_node("Relu", ["a"], ["b"], name="stem_relu"),
+            helper.make_node("Conv", ["b", "dw", "dwb"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2], group=8, name="depthwise"),
+            helper.make_node("Clip", ["c", "lo", "hi"], ["d"], name="relu6"),
+            helper.make_node("Conv", ["d", "pw", "pwb"], ["e"], name="pointwise"),
+            # 3x3 windows: a 2x2 mean with shared input/output scales lands exactly on .5 ties, where ONNX
+            # Runtime's float reference rounds either way (see test_qdq's average-pool tie test).
+            helper.make_node("AveragePool", ["e"], ["f"], kernel_shape=[3, 3], strides=[3, 3], name="avgpool"),
+            helper.make_node("Flatten", ["f"], ["g"], name="flatten"),
+            helper.make_node("Gemm", ["g", "fc", "fcb"], ["y"], transB=1, name="classifier"),
+        ],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 12, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+        [w("c1", 8, 3, 3, 3), w("cb1", 8), w("dw", 8, 1, 3, 3), w("dwb", 8), w("pw", 6, 8, 1, 1), w("pwb", 6),
+         w("fc", 5, 6 * 2 * 2), w("fcb", 5), numpy_helper.from_array(np.array(0, np.float32), "lo"),
+         numpy_helper.from_array(np.array(6, np.float32), "hi")],
+        "depthwise_cnn",
+    )
+
+
+def residual_block() -> onnx.ModelProto:
+    w = _weights(5)
+    return _model(
+        [
+            helper.make_node("Conv", ["x", "c1", "cb1"], ["a"], pads=[1, 1, 1, 1], name="conv1"),
+            helper.make_node("Relu", ["a"], ["b"], name="relu1"),
+            helper.make_node("Conv", ["b", "c2", "cb2"], ["c"], pads=[1, 1, 1, 1], name="conv2"),
+            helper.make_node("Add", ["c", "x"], ["d"], name="skip"),
+            helper.make_node("Relu", ["d"], ["e"], name="relu2"),
+            helper.make_node("Mul", ["e", "gain"], ["f"], name="channel_gain"),
+            helper.make_node("Concat", ["f", "x"], ["g"], axis=1, name="concat"),
+            helper.make_node("GlobalAveragePool", ["g"], ["y"], name="gap"),
+        ],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 1, 1])],
+        [w("c1", 4, 4, 3, 3), w("cb1", 4), w("c2", 4, 4, 3, 3), w("cb2", 4), w("gain", 1, 4, 1, 1)],
+        "residual_block",
+    )
+
+
 def residual_attention() -> onnx.ModelProto:
     w = _weights(3)
     scale = numpy_helper.from_array(np.ones(8, np.float32), "ln_s")
@@ -81,7 +125,9 @@ def residual_attention() -> onnx.ModelProto:
 CONFORMANCE_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "attention": residual_attention,
     "cnn": cnn,
+    "depthwise_cnn": depthwise_cnn,
     "mlp": mlp,
+    "residual_block": residual_block,
 }
 
 

@@ -57,7 +57,11 @@ class QuantizeLinearParser(NodeParser):
         }}
     }}
 }}"""
-        return {"code": code, "size": x.numel * 3}
+        scales = np.asarray(scale.values).reshape(-1).tolist() if scale.values is not None else None
+        zeros = np.asarray(ctxt[node.inputs[2].name].values).reshape(-1).tolist() if zero and ctxt[node.inputs[2].name].values is not None else [0]
+        report = {"scale": scales[0] if scales and len(scales) == 1 else scales,
+                  "zero_point": zeros[0] if len(zeros) == 1 else zeros, "range": [int(info.min), int(info.max)]}
+        return {"code": code, "size": x.numel * 3, "requantization": report}
 
 
 class DequantizeLinearParser(NodeParser):
@@ -88,3 +92,4 @@ MAPPERS = {
     "QuantizeLinear": single_binding(QuantizeLinearParser(), ANY, "QuantizeLinear", INLINE),
     "DequantizeLinear": single_binding(DequantizeLinearParser(), ANY, "DequantizeLinear", INLINE),
 }
+

@@ -1,0 +1,329 @@
+"""Integer-only quantised kernels (fixed-point mode): QLinearConv, QLinearMatMul, QGemm, QLinearAdd/Mul, pooling.
+
+The core's fixed-point lowering turns DequantizeLinear → op → QuantizeLinear
+into these operators.  Every kernel accumulates ``(q - zero_point)`` products in
+int32 and requantises once with a 31-bit fixed-point multiplier and a right
+shift (round half to even, saturate), so no float arithmetic is left; the result is
+within one LSB of the float reference.  Scales and zero points must be
+constants: they become the multiplier/shift tables in the generated code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from deeploy_core.ir import Buffer, NetworkContext
+from deeploy_core.mapping import NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, attribute, is_present
+from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
+from deeploy_generic_c.ops._window import sliding_window
+from deeploy_generic_c.ops.integer import INLINE, _loops
+
+MAX_SHIFT = 62
+
+
+def fixed_point(real: float) -> tuple[int, int]:
+    """(M0, shift) with ``real ≈ M0 · 2^-shift`` and M0 in [2^30, 2^31): 31 significant bits."""
+    if not real > 0 or not math.isfinite(real):
+        raise NodeMismatch("attribute", f"requantisation scale {real} must be positive and finite")
+    mantissa, exponent = math.frexp(real)  # real = mantissa · 2^exponent, mantissa in [0.5, 1)
+    multiplier, shift = round(mantissa * 2**31), 31 - exponent
+    if multiplier == 2**31:
+        multiplier, shift = 2**30, shift - 1
+    if not 0 < shift <= MAX_SHIFT:
+        raise NodeMismatch("attribute", f"requantisation scale {real} is out of the fixed-point range")
+    return multiplier, shift
+
+
+def _constant(ctxt: NetworkContext, name: str, what: str) -> np.ndarray:
+    values = ctxt[name].values
+    if values is None:
+        raise NodeMismatch("shape", f"{what} must be a constant")
+    return np.asarray(values).reshape(-1)
+
+
+class Requantiser:
+    """``y = clamp(zero + (acc · M[c] + 2^(S[c]-1)) >> S[c])`` for per-channel real scales."""
+
+    def __init__(self, multipliers: list[int], shifts: list[int], output: Buffer, zero: int) -> None:
+        self.multipliers, self.shifts = multipliers, shifts
+        self.output, self.zero = output, zero
+        info = np.iinfo(output.dtype.numpy)
+        self.low, self.high = int(info.min), int(info.max)
+        self.extra: dict[str, object] = {}
+
+    @classmethod
+    def from_scales(cls, real: np.ndarray, output: Buffer, zero: int) -> "Requantiser":
+        """One (multiplier, shift) pair per real scale ``s_in · s_w / s_out``."""
+        pairs = [fixed_point(float(value)) for value in np.asarray(real, dtype=np.float64).reshape(-1)]
+        return cls([m for m, _ in pairs], [s for _, s in pairs], output, zero)
+
+    def declarations(self) -> str:
+        """Block-scope tables of the multipliers and shifts."""
+        count = len(self.multipliers)
+        return (f"static const int32_t multiplier[{count}] = {{{', '.join(map(str, self.multipliers))}}};\n"
+                f"static const int8_t shift[{count}] = {{{', '.join(map(str, self.shifts))}}};")
+
+    def store(self, target: str, acc: str, channel: str) -> str:
+        """C statements requantising the int32 (or int64) expression ``acc`` into ``target``.
+
+        Rounding is half to even, like QuantizeLinear: averages and unit
+        scales produce exact ties, and rounding them the other way would cost
+        an LSB that then grows through the following layers.
+        """
+        index = channel if len(self.multipliers) > 1 else "0"
+        return (f"{{ const int64_t rq_p = ((int64_t)({acc})) * multiplier[{index}]; const int rq_s = shift[{index}]; "
+                f"const int64_t rq_half = (int64_t)1 << (rq_s - 1); int64_t rq_q = rq_p >> rq_s; "
+                f"const int64_t rq_r = rq_p - rq_q * ((int64_t)1 << rq_s); "
+                f"rq_q += (rq_r > rq_half || (rq_r == rq_half && (rq_q & 1))); const int64_t rq_t = rq_q + {self.zero}; "
+                f"{target} = ({self.output.dtype.c_type})(rq_t < {self.low} ? {self.low} : (rq_t > {self.high} ? {self.high} : rq_t)); }}")
+
+    def describe(self) -> dict[str, object]:
+        """The parameters shown by ``analyze`` and ``report.json``."""
+        single = len(self.multipliers) == 1
+        return {"multiplier": self.multipliers[0] if single else self.multipliers,
+                "shift": self.shifts[0] if single else self.shifts,
+                "zero_point": self.zero, "range": [self.low, self.high], **self.extra}
+
+
+def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, np.ndarray, np.ndarray]:
+    """(tensor, scale values, zero-point values) of the operand whose tensor is input ``first``."""
+    tensor = ctxt[node.inputs[first].name]
+    if tensor.dtype.is_float:
+        raise NodeMismatch("dtype", f"input {first} is {tensor.dtype}; the fixed-point kernel takes integers")
+    scale = _constant(ctxt, node.inputs[first + 1].name, f"input {first + 1} (scale)")
+    zero = _constant(ctxt, node.inputs[first + 2].name, f"input {first + 2} (zero point)") if is_present(node, first + 2) \
+        else np.zeros(1, np.int64)
+    return tensor, scale.astype(np.float64), zero.astype(np.int64)
+
+
+def _output(ctxt: NetworkContext, node: gs.Node, scale_index: int) -> tuple[Buffer, float, int]:
+    y = ctxt[node.outputs[0].name]
+    scale = _constant(ctxt, node.inputs[scale_index].name, "the output scale")
+    zero = _constant(ctxt, node.inputs[scale_index + 1].name, "the output zero point") if is_present(node, scale_index + 1) \
+        else np.zeros(1, np.int64)
+    if scale.size != 1 or zero.size != 1:
+        raise NodeMismatch("shape", "the output must be quantised per tensor")
+    return y, float(scale[0]), int(zero[0])
+
+
+def _per_tensor(values: np.ndarray, what: str) -> int:
+    if values.size != 1:
+        raise NodeMismatch("shape", f"{what} must be per tensor")
+    return int(values[0])
+
+
+def _zero_table(name: str, zeros: np.ndarray) -> str:
+    return f"static const int32_t {name}[{zeros.size}] = {{{', '.join(str(int(z)) for z in zeros)}}};"
+
+
+class QLinearConvParser(NodeParser):
+    """Convolution (1-D/2-D, groups, pads, strides, dilations), per-tensor or per-output-channel weights."""
+
+    inputs = (8, 9)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, x_scale, x_zero = _operand(ctxt, node, 0)
+        w, w_scale, w_zero = _operand(ctxt, node, 3)
+        y, y_scale, y_zero = _output(ctxt, node, 6)
+        win = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
+        group = int(attribute(node, "group", 1))
+        cg, mg = win.c // group, win.m // group
+        if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
+            raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
+        requant = Requantiser.from_scales(x_scale[0] * np.broadcast_to(w_scale, (win.m,)) / y_scale, y, y_zero)
+        zx = _per_tensor(x_zero, "the input zero point")
+        bias = f"{ctxt[node.inputs[8].name].c_name}[mo]" if is_present(node, 8) else "0"
+        wz = "w_zero[mo]" if w_zero.size > 1 else "w_zero[0]"
+        target = f"{y.c_name}[((b * {win.m} + mo) * {win.oh} + oy) * {win.ow} + ox]"
+        code = f"""{{
+{requant.declarations()}
+{_zero_table("w_zero", w_zero)}
+for (int32_t b = 0; b < {win.n}; ++b) {{
+    for (int32_t mo = 0; mo < {win.m}; ++mo) {{
+        const int32_t g = mo / {mg}, wz = {wz};
+        for (int32_t oy = 0; oy < {win.oh}; ++oy) {{
+            for (int32_t ox = 0; ox < {win.ow}; ++ox) {{
+                int32_t acc = {bias};
+                for (int32_t ci = 0; ci < {cg}; ++ci) {{
+                    const int32_t channel = g * {cg} + ci;
+                    for (int32_t ky = 0; ky < {win.kh}; ++ky) {{
+                        const int32_t iy = oy * {win.stride_h} - {win.pad_top} + ky * {win.dil_h};
+                        if (iy < 0 || iy >= {win.h}) continue;
+                        for (int32_t kx = 0; kx < {win.kw}; ++kx) {{
+                            const int32_t ix = ox * {win.stride_w} - {win.pad_left} + kx * {win.dil_w};
+                            if (ix < 0 || ix >= {win.w}) continue;
+                            acc += ((int32_t){x.c_name}[((b * {win.c} + channel) * {win.h} + iy) * {win.w} + ix] - {zx})
+                                 * ((int32_t){w.c_name}[((mo * {cg} + ci) * {win.kh} + ky) * {win.kw} + kx] - wz);
+                        }}
+                    }}
+                }}
+                {requant.store(target, "acc", "mo")}
+            }}
+        }}
+    }}
+}}
+}}"""
+        macs = win.n * win.m * win.oh * win.ow * cg * win.kh * win.kw
+        return {"code": code, "macs": macs, "size": y.numel, "requantization": requant.describe()}
+
+
+class _MatMulLike(NodeParser):
+    """``y[b, i, j] = requant(bias[j] + Σ_k (a[b, i, k] - za) (B[b, k, j] - zb[j]))``."""
+
+    def _emit(self, node: gs.Node, ctxt: NetworkContext, trans_b: bool, bias: str | None, y_scale_index: int,
+              ) -> OperatorRepresentation:
+        a, a_scale, a_zero = _operand(ctxt, node, 0)
+        b, b_scale, b_zero = _operand(ctxt, node, 3)
+        y, y_scale, y_zero = _output(ctxt, node, y_scale_index)
+        if len(a.shape) < 2 or len(b.shape) < 2:
+            raise NodeMismatch("shape", "both operands need at least two dimensions")
+        m, k = a.shape[-2:]
+        n = b.shape[-2] if trans_b else b.shape[-1]
+        batch = math.prod(y.shape[:-2])
+        a_batched = math.prod(a.shape[:-2]) == batch and batch > 1
+        b_batched = math.prod(b.shape[:-2]) > 1
+        if (math.prod(a.shape[:-2]) not in (1, batch)) or (b_batched and math.prod(b.shape[:-2]) != batch):
+            raise NodeMismatch("shape", "batch dimensions must match or B must be 2-D")
+        if b_scale.size not in (1, n) or b_zero.size not in (1, n):
+            raise NodeMismatch("shape", f"B's scales/zero points must be per tensor or per column ({n})")
+        requant = Requantiser.from_scales(a_scale[0] * np.broadcast_to(b_scale, (n,)) / y_scale, y, y_zero)
+        za = _per_tensor(a_zero, "A's zero point")
+        b_index = "j * {k} + kk".format(k=k) if trans_b else f"kk * {n} + j"
+        a_offset = f"bt * {m * k} + " if a_batched else ""
+        b_offset = f"bt * {k * n} + " if b_batched else ""
+        zb = "b_zero[j]" if b_zero.size > 1 else "b_zero[0]"
+        code = f"""{{
+{requant.declarations()}
+{_zero_table("b_zero", b_zero)}
+for (int32_t bt = 0; bt < {batch}; ++bt) {{
+    for (int32_t i = 0; i < {m}; ++i) {{
+        for (int32_t j = 0; j < {n}; ++j) {{
+            const int32_t zb = {zb};
+            int32_t acc = {bias or "0"};
+            for (int32_t kk = 0; kk < {k}; ++kk)
+                acc += ((int32_t){a.c_name}[{a_offset}i * {k} + kk] - {za}) * ((int32_t){b.c_name}[{b_offset}{b_index}] - zb);
+            {requant.store(f"{y.c_name}[(bt * {m} + i) * {n} + j]", "acc", "j")}
+        }}
+    }}
+}}
+}}"""
+        return {"code": code, "macs": batch * m * n * k, "size": y.numel, "requantization": requant.describe()}
+
+
+class QLinearMatMulParser(_MatMulLike):
+    """MatMul of two quantised tensors (batched; B per tensor or per column)."""
+
+    inputs = (8, 8)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        return self._emit(node, ctxt, trans_b=False, bias=None, y_scale_index=6)
+
+
+class QGemmParser(_MatMulLike):
+    """com.microsoft QGemm: ``A · op(B) + C`` with an int32 bias C already in the scale of A·B."""
+
+    inputs = (9, 9)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        if int(attribute(node, "transA", 0)) or float(attribute(node, "alpha", 1.0)) != 1.0:
+            raise NodeMismatch("attribute", "transA=1 or alpha≠1 is not supported")
+        bias = None
+        if is_present(node, 6):
+            c = ctxt[node.inputs[6].name]
+            if c.dtype.is_float or c.numel not in (1, node.outputs[0].shape[-1]):
+                raise NodeMismatch("shape", "the bias must be an int32 vector over the output columns")
+            bias = f"(int32_t){c.c_name}[{'j' if c.numel > 1 else '0'}]"
+        return self._emit(node, ctxt, trans_b=bool(int(attribute(node, "transB", 0))), bias=bias, y_scale_index=7)
+
+
+class QLinearBinaryParser(NodeParser):
+    """com.microsoft QLinearAdd / QLinearMul with numpy broadcasting (per-tensor parameters)."""
+
+    inputs = (7, 8)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        a, a_scale, a_zero = _operand(ctxt, node, 0)
+        b, b_scale, b_zero = _operand(ctxt, node, 3)
+        y, y_scale, y_zero = _output(ctxt, node, 6)
+        za, zb = _per_tensor(a_zero, "A's zero point"), _per_tensor(b_zero, "B's zero point")
+        if a_scale.size != 1 or b_scale.size != 1:
+            raise NodeMismatch("shape", "scales must be per tensor")
+        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
+        qa, qb = f"((int32_t){a.c_name}[o0] - {za})", f"((int32_t){b.c_name}[o1] - {zb})"
+        if node.op == "QLinearMul":
+            requant = Requantiser.from_scales(np.array([a_scale[0] * b_scale[0] / y_scale]), y, y_zero)
+            body = requant.store(f"{y.c_name}[y]", f"{qa} * {qb}", "0")
+        else:
+            # Both operands on one shift: the larger ratio gets 31 significant bits.
+            ratios = (a_scale[0] / y_scale, b_scale[0] / y_scale)
+            _, shift = fixed_point(max(ratios))
+            scaled = [round(ratio * 2**shift) for ratio in ratios]
+            requant = Requantiser([1], [shift], y, y_zero)
+            requant.extra = {"input_multipliers": scaled}
+            body = requant.store(f"{y.c_name}[y]", f"(int64_t){qa} * {scaled[0]} + (int64_t){qb} * {scaled[1]}", "0")
+        return {"code": "{\n" + requant.declarations() + "\n" + _loops(shape, strides, body) + "\n}",
+                "size": y.numel * 2, "requantization": requant.describe()}
+
+
+class QLinearAveragePoolParser(NodeParser):
+    """com.microsoft QLinearAveragePool / QLinearGlobalAveragePool: every window counts its full area."""
+
+    inputs = (4, 5)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, x_scale, x_zero = _operand(ctxt, node, 0)
+        y, y_scale, y_zero = _output(ctxt, node, 3)
+        if x_scale.size != 1:
+            raise NodeMismatch("shape", "the input scale must be per tensor")
+        zx = _per_tensor(x_zero, "the input zero point")
+        if node.op == "QLinearGlobalAveragePool":
+            kernel = list(x.shape[2:])
+            node = gs.Node("AveragePool", attrs={"kernel_shape": kernel}, inputs=node.inputs, outputs=node.outputs)
+        else:
+            kernel = [int(v) for v in attribute(node, "kernel_shape")]
+            padded = any(int(p) for p in attribute(node, "pads", [0] * 2 * len(kernel)))
+            if int(attribute(node, "ceil_mode", 0)) or (padded and not int(attribute(node, "count_include_pad", 0))):
+                raise NodeMismatch("attribute", "ceil_mode=1 or padding excluded from the count is not supported")
+        win = sliding_window(node, x, y, kernel, "pooling")
+        area = win.kh * win.kw
+        requant = Requantiser.from_scales(np.array([x_scale[0] / (y_scale * area)]), y, y_zero)
+        planes = win.n * win.c
+        code = f"""{{
+{requant.declarations()}
+for (int32_t p = 0; p < {planes}; ++p) {{
+    for (int32_t oy = 0; oy < {win.oh}; ++oy) {{
+        for (int32_t ox = 0; ox < {win.ow}; ++ox) {{
+            int32_t acc = 0;
+            for (int32_t ky = 0; ky < {win.kh}; ++ky) {{
+                const int32_t iy = oy * {win.stride_h} - {win.pad_top} + ky * {win.dil_h};
+                if (iy < 0 || iy >= {win.h}) continue;
+                for (int32_t kx = 0; kx < {win.kw}; ++kx) {{
+                    const int32_t ix = ox * {win.stride_w} - {win.pad_left} + kx * {win.dil_w};
+                    if (ix < 0 || ix >= {win.w}) continue;
+                    acc += (int32_t){x.c_name}[(p * {win.h} + iy) * {win.w} + ix] - {zx};
+                }}
+            }}
+            {requant.store(f"{y.c_name}[(p * {win.oh} + oy) * {win.ow} + ox]", "acc", "0")}
+        }}
+    }}
+}}
+}}"""
+        return {"code": code, "size": y.numel * area, "requantization": requant.describe()}
+
+
+def _any(arity: int) -> NodeTypeChecker:
+    return NodeTypeChecker((None,) * arity, (None,))
+
+
+MAPPERS = {
+    "QLinearConv": single_binding(QLinearConvParser(), _any(9), "QLinearConv fixed-point", INLINE),
+    "QLinearMatMul": single_binding(QLinearMatMulParser(), _any(8), "QLinearMatMul fixed-point", INLINE),
+    "com.microsoft.QGemm": single_binding(QGemmParser(), _any(9), "QGemm fixed-point", INLINE),
+    "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), _any(8), "QLinearAdd fixed-point", INLINE),
+    "com.microsoft.QLinearMul": single_binding(QLinearBinaryParser(), _any(8), "QLinearMul fixed-point", INLINE),
+    "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolParser(), _any(5), "QLinearAveragePool fixed-point", INLINE),
+    "com.microsoft.QLinearGlobalAveragePool": single_binding(QLinearAveragePoolParser(), _any(5), "QLinearGlobalAveragePool fixed-point", INLINE),
+}
