@@ -34,6 +34,14 @@ class CompileOptions:
     input_types: dict[str, DataType] = field(default_factory=dict)
     quantization: str = "exact"
     network_name: str | None = None
+    level_sizes: dict[str, int] = field(default_factory=dict)
+    """Memory level sizes in bytes by level name (``--l1``/``--l2``/``--l3``); an L1 size turns tiling on."""
+    buffering: str = "single"
+    memory_hierarchy: str | None = None
+    """A memory-level name or a YAML hierarchy file."""
+    tiling_strategy: str = "max"
+    tiling_from: Path | None = None
+    """A ``report.json`` of an earlier compile whose tiling solution and memory map are reused."""
 
 
 def compile_model(
@@ -44,21 +52,51 @@ def compile_model(
     state_dir: Path | None = None,
 ) -> tuple[Deployer, GeneratedNetwork]:
     """Compose the deployer the options name and run every stage on ``model_path``."""
+    memory_level, tiler, extra = tiling_choice(options)
     choice = DeployerChoice(
         platform=options.platform,
-        memory_level=options.memory_level,
-        tiler=options.tiler,
+        memory_level=memory_level,
+        tiler=tiler,
         allocator=options.allocator,
         options={
             "input_shapes": dict(options.input_shapes),
             "input_types": dict(options.input_types),
             "quantization": options.quantization,
             "network_name": options.network_name or model_path.stem,
+            **extra,
         },
     )
     deployer = compose_deployer(host, choice)
     generated = deployer.deploy(str(model_path), progress, _state_exporter(state_dir) if state_dir else None)
     return deployer, generated
+
+
+def tiling_choice(options: CompileOptions) -> tuple[str | None, str | None, dict[str, object]]:
+    """(memory level, tiler, deployer options) implied by the tiling options.
+
+    A level size, a hierarchy or a tiler turns the memory-aware, tiled flow on;
+    the built-in two-level hierarchy and the buffering's tiler are the defaults.
+    """
+    from deeploy_core.builtin.plugin import DOUBLE_BUFFERING, HOST_TWO_LEVEL, SINGLE_BUFFERING
+    from deeploy_core.tiling.loading import load_tiling
+
+    memory_level, tiler = options.memory_level, options.tiler
+    extra: dict[str, object] = {"level_sizes": dict(options.level_sizes), "buffering": options.buffering,
+                                "tiling_strategy": options.tiling_strategy}
+    if options.memory_hierarchy is not None:
+        path = Path(options.memory_hierarchy)
+        if path.suffix in (".yaml", ".yml") or path.exists():
+            extra["memory_hierarchy_file"] = path
+        else:
+            memory_level = memory_level or options.memory_hierarchy
+    wants_tiling = bool(options.level_sizes) or options.memory_hierarchy is not None or tiler is not None \
+        or options.tiling_from is not None
+    if wants_tiling:
+        memory_level = memory_level or HOST_TWO_LEVEL
+        tiler = tiler or (DOUBLE_BUFFERING if options.buffering == "double" else SINGLE_BUFFERING)
+    if options.tiling_from is not None:
+        extra["tiling_solution"], extra["memory_map"] = load_tiling(options.tiling_from)
+    return memory_level, tiler, extra
 
 
 def _state_exporter(state_dir: Path) -> Callable[[str, Deployer], None]:

@@ -82,8 +82,8 @@ def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> 
     >>> host = PluginHost()
     >>> host.add_plugin(L2OnlyPlugin(), name="l2-only").status.value
     'ok'
-    >>> [extension.name for extension in host.extensions("memory_level")]
-    ['l2-only']
+    >>> host.extension("memory_level", "l2-only").description
+    'every tensor in L2'
     """
 
 

@@ -25,7 +25,9 @@ def test_plugins_json_lists_builtins_only_with_all(runner: CliRunner) -> None:
     assert all(entry["status"] == "disabled" for entry in listed), "DEEPLOY_CORE_PLUGINS is empty in core tests"
     everything = runner.invoke(cli, ["plugins", "--json", "--all"])
     [builtin] = [entry for entry in json.loads(everything.stdout) if entry["builtin"]]
-    assert builtin["name"] == "deeploy_core.builtin" and builtin["extensions"] == {"allocator": ["first-fit"]}
+    assert builtin["name"] == "deeploy_core.builtin"
+    assert builtin["extensions"] == {"allocator": ["first-fit"], "memory_level": ["l2-l1"],
+                                     "tiler": ["double-buffering", "single-buffering"]}
 
 
 def test_plugins_table(runner: CliRunner) -> None:

@@ -81,10 +81,11 @@ class TestPlugin(PluginConformance):
 class TestAllocator(AllocatorConformance):
     plugin = my_allocator_plugin
     allocator_name = "packed"
+    tight_instances_must_fit = False  # stacking is a heuristic: it may miss a gap-free packing
 ''',
     )
     result = pytester.runpytest("-p", "no:cacheprovider", "-v")
-    result.assert_outcomes(passed=11)
+    result.assert_outcomes(passed=36)
 
 
 def test_conformance_catches_a_wrong_allocator(pytester: pytest.Pytester) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from deeploy_core.allocation import FirstFitAllocator
-from deeploy_core.extensions import AllocatorExtension
+from deeploy_core.extensions import AllocatorExtension, MemoryLevelExtension, TilerExtension
 from deeploy_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from deeploy_core.memory import MemoryHierarchy
 
 DEFAULT_ALLOCATOR = "first-fit"
 
@@ -21,3 +24,50 @@ def register_allocators(register: Callable[[AllocatorExtension], None]) -> None:
             description="greedy largest-first, lowest-offset placement (built in)",
         )
     )
+
+
+HOST_TWO_LEVEL = "l2-l1"
+SINGLE_BUFFERING = "single-buffering"
+DOUBLE_BUFFERING = "double-buffering"
+
+
+def host_two_level_hierarchy() -> MemoryHierarchy:
+    """A large home memory (L2, unbounded unless ``--l2``) and a small compute memory (L1, 64000 B unless ``--l1``)."""
+    from deeploy_core.memory import MemoryHierarchy, MemoryLevel
+
+    return MemoryHierarchy(
+        levels=(MemoryLevel("L2", ("L1",), None), MemoryLevel("L1", ("L2",), 64000)),
+        default_level="L2",
+        compute_level="L1",
+    )
+
+
+def _two_level_wrapper(deployer: object) -> object:
+    from deeploy_core.memory import MemoryLevelDeployerWrapper
+
+    return MemoryLevelDeployerWrapper(deployer, host_two_level_hierarchy())  # type: ignore[arg-type]
+
+
+@hookimpl
+def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> None:
+    """Two levels for any platform with transfer primitives: tensors live in L2, kernels read tiles from L1."""
+    register(MemoryLevelExtension(name=HOST_TWO_LEVEL, factory=_two_level_wrapper,
+                                  description="L2 home (unbounded) + L1 compute scratch (64000 B) (built in)"))
+
+
+def _tiler(buffering: str, name: str) -> Callable[..., object]:
+    def make(deployer: object, allocator: object) -> object:
+        from deeploy_core.tiling.wrapper import TilerDeployerWrapper
+
+        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, name=name)  # type: ignore[arg-type]
+
+    return make
+
+
+@hookimpl
+def register_tilers(register: Callable[[TilerExtension], None]) -> None:
+    """Layer-wise CP-SAT tiling with one or two buffers per tile."""
+    register(TilerExtension(name=SINGLE_BUFFERING, factory=_tiler("single", SINGLE_BUFFERING),
+                            description="CP-SAT layer-wise tiling, one buffer per tile (built in)"))
+    register(TilerExtension(name=DOUBLE_BUFFERING, factory=_tiler("double", DOUBLE_BUFFERING),
+                            description="CP-SAT layer-wise tiling, next tile fetched during compute (built in)"))

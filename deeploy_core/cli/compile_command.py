@@ -11,6 +11,8 @@ from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.output_folder import replace_folder
 from deeploy_core.cli.progress import stage_progress
 from deeploy_core.cli.session import CliSession
+from deeploy_core.report.memory_plot import write_memory_plot
+from deeploy_core.report.plot_levels import memory_plot_levels
 
 
 @click.command("compile")
@@ -19,17 +21,22 @@ from deeploy_core.cli.session import CliSession
               help="Folder for the generated files (created; replaced only with --force).")
 @click.option("--force", is_flag=True, help="Replace a non-empty output folder.")
 @click.option("--dump-state", is_flag=True, help="Also write the deployer state after each stage into OUTPUT/state/.")
+@click.option("--plot", is_flag=True,
+              help="Also write the memory plot: OUTPUT/memory.html (inline SVG) and one memory_<level>.svg per level.")
 @click.pass_obj
 def compile_command(
-    session: CliSession, model: Path, output: Path, force: bool, dump_state: bool, **selection: object
+    session: CliSession, model: Path, output: Path, force: bool, dump_state: bool, plot: bool, **selection: object
 ) -> None:
     """Compile MODEL to C: Network.h, Network.c, weights and report.json."""
     options = compile_options(model, **selection)  # type: ignore[arg-type]
     with replace_folder(output, force) as staging:
         with stage_progress(f"compiling {model.name}") as progress:
             state_dir = staging / "state" if dump_state else None
-            _, generated = compile_model(model, options, session.host, progress, state_dir)
+            deployer, generated = compile_model(model, options, session.host, progress, state_dir)
         written = generated.write(staging)
+        if plot:
+            title = f"{generated.report['network']}: static memory map"
+            written += write_memory_plot(staging, title, memory_plot_levels(deployer))
     report = generated.report
     click.echo(
         f"{model.name}: {len(report['layers'])} layers, {report['numberOfOps']} ops, "

@@ -36,6 +36,18 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--input-types-from", "input_types_from", type=click.Path(path_type=Path, dir_okay=False, exists=True),
                      help="Pick input types from sample data (.npz, by position) with Deeploy's rule: the narrowest "
                           "integer type holding each array's range (unsigned first), float32 otherwise."),
+        click.option("--memory-hierarchy", default=None, metavar="NAME|FILE.yaml",
+                     help="Memory hierarchy: a registered memory-level name or a YAML file (turns tiling on)."),
+        click.option("--l1", "l1", type=click.IntRange(1), default=None, metavar="BYTES",
+                     help="Size of level L1; on the generic platform this switches the tiled mode on."),
+        click.option("--l2", "l2", type=click.IntRange(1), default=None, metavar="BYTES", help="Size of level L2."),
+        click.option("--l3", "l3", type=click.IntRange(1), default=None, metavar="BYTES", help="Size of level L3."),
+        click.option("--buffering", type=click.Choice(["single", "double"]), default="single", show_default=True,
+                     help="Tile buffers per tensor: double fetches the next tile while the current one computes."),
+        click.option("--tiling-strategy", type=click.Choice(["max", "min", "random-max"]), default="max",
+                     show_default=True, help="CP-SAT objective: fewest tiles (max), smallest tiles (min), seeded mix."),
+        click.option("--tiling-from", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+                     metavar="REPORT.json", help="Reuse the tiling solution and memory map of an earlier compile."),
         click.option("--quantization", type=click.Choice(["exact", "fixed-point"]), default="exact", show_default=True,
                      help="QDQ models: 'exact' keeps QuantizeLinear/DequantizeLinear (bit-exact with ONNX Runtime, "
                           "needs float); 'fixed-point' turns quantised layers into integer-only kernels (≤ 1 LSB)."),
@@ -55,6 +67,13 @@ def compile_options(
     input_types: tuple[str, ...] = (),
     input_types_from: Path | None = None,
     quantization: str = "exact",
+    memory_hierarchy: str | None = None,
+    l1: int | None = None,
+    l2: int | None = None,
+    l3: int | None = None,
+    buffering: str = "single",
+    tiling_strategy: str = "max",
+    tiling_from: Path | None = None,
 ) -> CompileOptions:
     """The parsed form of :func:`model_options`."""
     types = data_input_types(model, input_types_from) if input_types_from else {}
@@ -68,6 +87,11 @@ def compile_options(
         input_types=types,
         quantization=quantization,
         network_name=model.stem,
+        level_sizes={name: size for name, size in (("L1", l1), ("L2", l2), ("L3", l3)) if size is not None},
+        buffering=buffering,
+        memory_hierarchy=memory_hierarchy,
+        tiling_strategy=tiling_strategy,
+        tiling_from=tiling_from,
     )
 
 

@@ -122,6 +122,7 @@ def emit_source(
     blocks: list[ExecutionBlock],
     headers: list[str],
     network_name: str,
+    extra_definitions: list[str] | None = None,
 ) -> str:
     """``Network.c``: the arena, buffer pointers, layer closures, ``InitNetwork`` and ``RunNetwork``."""
     inputs = ctxt.of_kind(BufferKind.INPUT)
@@ -147,6 +148,7 @@ def emit_source(
         f"const uint32_t DeeployNetwork_outputs_bytes[{len(outputs)}] = {{{', '.join(str(b.size_bytes) for b in outputs)}}};",
         "",
     ]
+    lines.extend(extra_definitions or [])
     for block in blocks:
         lines.extend(block.definitions)
         lines.append("")

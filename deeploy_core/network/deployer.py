@@ -56,6 +56,10 @@ class NetworkDeployer(Deployer):
         self.platform = platform
         self.platform_name = platform.name
         self.warnings: list[str] = []
+        self.layer_code: dict[int, tuple[str, list[str]]] = {}
+        """Code that replaces a layer's own kernel call: layer index → (body, file-scope definitions); the tiler sets it."""
+        self.extra_headers: list[str] = []
+        self.extra_definitions: list[str] = []
 
     # -- stages --------------------------------------------------------------------------------------
 
@@ -86,12 +90,13 @@ class NetworkDeployer(Deployer):
 
     def generate(self) -> GeneratedNetwork:
         blocks = [self._execution_block(layer) for layer in self.layers]
-        headers = sorted({header for layer in self.layers for header in layer.binding.template.headers})
+        headers = sorted({header for layer in self.layers for header in layer.binding.template.headers}
+                         | set(self.extra_headers))
         name = str(self.options.get("network_name") or Path(str(self.model)).stem)
         weights_header, weights_source = emit_weights(self.ctxt)
         files = {
             HEADER_NAME: emit_header(self.ctxt, self.memory_plan, name),
-            SOURCE_NAME: emit_source(self.ctxt, self.memory_plan, blocks, headers, name),
+            SOURCE_NAME: emit_source(self.ctxt, self.memory_plan, blocks, headers, name, self.extra_definitions),
             WEIGHTS_HEADER: weights_header,
             WEIGHTS_NAME: weights_source,
         }
@@ -149,7 +154,11 @@ class NetworkDeployer(Deployer):
     def _execution_block(self, layer: Layer) -> ExecutionBlock:
         if not hasattr(self, "_chain_passes"):
             self._chain_passes = self._code_transformations()
-        block = ExecutionBlock(layer=layer, body=[layer.binding.template.render(layer.representation)])
+        if layer.index in self.layer_code:
+            body, definitions = self.layer_code[layer.index]
+            block = ExecutionBlock(layer=layer, body=[body], definitions=list(definitions))
+        else:
+            block = ExecutionBlock(layer=layer, body=[layer.binding.template.render(layer.representation)])
         for transformation in build_chain(self._chain_passes, layer.binding.transformations):
             block = transformation.apply(block, self.ctxt)
         return block

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from deeploy_core.mapping import NodeMapper
 from deeploy_core.passes import Pass
@@ -38,6 +38,10 @@ class Platform:
     lowering: Callable[[], list[Pass]] = field(default=lambda: [])
     arena_alignment: int = 16
     description: str = ""
+    transfers: Any = None
+    """How tiles move between memory levels (:class:`deeploy_core.tiling.TransferPrimitives`); None: no tiling."""
+    tile_constraints: Mapping[str, Any] = field(default_factory=dict)
+    """Per-op overrides of the core's tile constraints (kernel policy: whole channels, multiples of N, …)."""
 
     def mappers_for(self, op_type: str) -> list[tuple[Engine, NodeMapper]]:
         """Every (engine, mapper) that claims ``op_type``, in engine order."""

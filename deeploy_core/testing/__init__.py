@@ -17,8 +17,10 @@ from typing import Any
 _EXPORTS = {
     "AllocatorConformance": "deeploy_core.testing.conformance.allocator",
     "CodeTransformationConformance": "deeploy_core.testing.conformance.code_transformation",
+    "MemoryLevelConformance": "deeploy_core.testing.conformance.tiling",
     "PlatformConformance": "deeploy_core.testing.conformance.platform",
     "PluginConformance": "deeploy_core.testing.conformance.plugin",
+    "TilerConformance": "deeploy_core.testing.conformance.tiling",
 }
 
 __all__ = sorted(_EXPORTS)

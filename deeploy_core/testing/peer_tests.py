@@ -28,6 +28,23 @@ class PeerTest:
     def outputs(self) -> Path:
         return self.folder / "outputs.npz"
 
+    @property
+    def is_float(self) -> bool:
+        """Deeploy's FP32 tests; all others are integer networks exported with float-typed tensors."""
+        return "/FP32/" in f"/{self.name}/"
+
+    def input_types(self) -> dict[str, object]:
+        """Input element types by Deeploy's rule for test data (see the MANIFEST): empty for float tests."""
+        if self.is_float:
+            return {}
+        from deeploy_core.frontend.importer import read_model
+        from deeploy_core.lowering.integer_types import deeploy_input_type
+        from deeploy_core.validate.data import graph_input_specs, load_npz_by_position
+
+        specs = graph_input_specs(read_model(self.model))
+        arrays = load_npz_by_position(self.inputs, len(specs))
+        return {name: deeploy_input_type(array) for (name, _, _), array in zip(specs, arrays)}
+
 
 def peer_tests_root(start: Path | None = None) -> Path | None:
     """``$DEEPLOY_CORE_PEER_TESTS``, else the first ``shared/peer-tests/deeploy`` beside an ancestor folder."""

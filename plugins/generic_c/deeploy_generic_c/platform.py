@@ -7,6 +7,7 @@ from pathlib import Path
 
 from deeploy_core.mapping.alias import ALIAS_MAPPERS
 from deeploy_core.platform import Engine, Platform, RuntimeLibrary
+from deeploy_core.tiling.transfers import HOST_MEMCPY
 from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.ops import collect_mappers
 from deeploy_generic_c.plugin import PLATFORM_NAME
@@ -28,4 +29,5 @@ def generic_c_platform() -> Platform:
         ),
         lowering=generic_c_lowering,
         description="portable C99, single core",
+        transfers=HOST_MEMCPY,
     )

@@ -133,3 +133,103 @@ def test_state_after_bind_restores_and_generates_the_same_code(tmp_path: Path) -
     regenerated = fresh.generate()
     for name, text in regenerated.files.items():
         assert (out / name).read_text() == text, name
+
+
+def test_supported_ops_lists_integer_and_fixed_point_variants_separately() -> None:
+    import json
+
+    rows = json.loads(cli("supported-ops", "--json").stdout)
+    kernels = {(row["op"], row["kernel"]) for row in rows}
+    assert {("Conv", "Conv float32"), ("Conv", "Conv integer"), ("RequantizedConv", "Conv + RequantShift integer"),
+            ("QLinearConv", "QLinearConv fixed-point"), ("com.microsoft.QGemm", "QGemm fixed-point")} <= kernels, kernels
+
+
+def _tiny_cnn(path: Path) -> Path:
+    subprocess.run([sys.executable, str(Path(__file__).parents[3] / "examples" / "make_tiny_cnn.py"), str(path)],
+                   check=True, capture_output=True)
+    return path
+
+
+def test_too_small_l1_gives_one_line_with_the_minimum_size_and_exit_code_2(tmp_path: Path) -> None:
+    model = _tiny_cnn(tmp_path / "tiny.onnx")
+    refused = cli("compile", str(model), "-o", str(tmp_path / "out"), "--l1", "1000")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    lines = [line for line in refused.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr
+    import re
+
+    found = re.search(r"L1 needs at least (\d+) bytes for layer '(\w+)' \((\w+)\) but has 1000", lines[0])
+    assert found, lines[0]
+    assert not (tmp_path / "out").exists(), "nothing is written when compilation fails"
+    accepted = cli("compile", str(model), "-o", str(tmp_path / "out"), "--l1", found.group(1))
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_tiling_from_an_earlier_report_reproduces_identical_code(tmp_path: Path) -> None:
+    model = _tiny_cnn(tmp_path / "tiny.onnx")
+    first = cli("compile", str(model), "-o", str(tmp_path / "first"), "--l1", "16000", "--buffering", "double")
+    assert first.returncode == 0, first.stderr
+    again = cli("compile", str(model), "-o", str(tmp_path / "again"), "--l1", "16000", "--buffering", "double",
+                "--tiling-from", str(tmp_path / "first" / "report.json"))
+    assert again.returncode == 0, again.stderr
+    for name in ("Network.c", "Network.h", "Network_weights.c", "Network_weights.h"):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+    import json
+
+    report = json.loads((tmp_path / "first" / "report.json").read_text())
+    l1 = report["memory_levels"]["L1"]
+    assert l1["capacity"] == 16000 and l1["tables"] <= l1["used"] <= 16000
+    assert set(report["tiling"]["times"]) == {"model_build", "solve", "allocation"}
+    assert all(layer["tiles"] >= 1 and layer["bytes_in"] > 0 and layer["bytes_out"] > 0
+               for layer in report["tiling"]["layers"])
+
+
+def test_memory_hierarchy_yaml_file_is_used(tmp_path: Path) -> None:
+    model = _tiny_cnn(tmp_path / "tiny.onnx")
+    hierarchy = tmp_path / "levels.yaml"
+    hierarchy.write_text(
+        "levels:\n  - {name: L2, neighbours: [L1], size: 4000000}\n  - {name: L1, neighbours: [L2], size: 20000}\n"
+        "default: L2\ncompute: L1\nalignment: 8\n", encoding="utf-8")
+    result = cli("compile", str(model), "-o", str(tmp_path / "out"), "--memory-hierarchy", str(hierarchy))
+    assert result.returncode == 0, result.stderr
+    import json
+
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["memory_levels"]["L1"]["capacity"] == 20000
+    assert report["memory_levels"]["L2"]["capacity"] == 4000000
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("levels: [{name: L1, neighbours: [L9]}]\ndefault: L1\ncompute: L1\n", encoding="utf-8")
+    refused = cli("compile", str(model), "-o", str(tmp_path / "out2"), "--memory-hierarchy", str(broken))
+    assert refused.returncode == 2 and "unknown neighbour 'L9'" in refused.stderr, refused.stderr
+
+
+def test_plot_writes_one_svg_per_level_matching_the_report(tmp_path: Path) -> None:
+    import json
+    import xml.etree.ElementTree as ET
+
+    model = _tiny_cnn(tmp_path / "tiny.onnx")
+    result = cli("compile", str(model), "-o", str(tmp_path / "out"), "--l1", "16000", "--plot")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    report = json.loads((out / "report.json").read_text())
+    page = (out / "memory.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    svg_namespace = "{http://www.w3.org/2000/svg}"
+
+    def buffers(level: str) -> set[str]:
+        root = ET.fromstring((out / f"memory_{level}.svg").read_text(encoding="utf-8"))
+        assert root.get("data-level") == level
+        return {rect.get("data-buffer", "") for rect in root.iter(f"{svg_namespace}rect") if rect.get("class") == "block"}
+
+    assert buffers("L2") == {entry["name"] for entry in report["memory"]["buffers"]}
+    l1_expected = {f"{layer}/{block}" for layer, blocks in report["tiling"]["memory_map"].items() for block in blocks}
+    assert buffers("L1") == l1_expected and l1_expected
+    for level in ("L2", "L1"):
+        assert f'data-level="{level}"' in page
+    again = cli("compile", str(model), "-o", str(tmp_path / "again"), "--l1", "16000", "--plot")
+    assert again.returncode == 0, again.stderr
+    for name in ("memory.html", "memory_L1.svg", "memory_L2.svg"):
+        assert (out / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+    untiled = cli("compile", str(model), "-o", str(tmp_path / "untiled"), "--plot")
+    assert untiled.returncode == 0, untiled.stderr
+    assert sorted(p.name for p in (tmp_path / "untiled").glob("memory*")) == ["memory.html", "memory_arena.svg"]

@@ -11,21 +11,12 @@ from pathlib import Path
 import pytest
 
 from deeploy_core.api import CompileOptions, validate_model
-from deeploy_core.frontend.importer import read_model
-from deeploy_core.lowering.integer_types import deeploy_input_type
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
-from deeploy_core.validate.data import graph_input_specs, load_npz_by_position
 
 ROOT = peer_tests_root(Path(__file__).parent)
 TESTS = [test for test in find_peer_tests(ROOT) if "/FP32/" not in f"/{test.name}/"] if ROOT else []
 NOT_YET: dict[str, str] = {}
-
-
-def input_types(peer) -> dict:
-    specs = graph_input_specs(read_model(peer.model))
-    arrays = load_npz_by_position(peer.inputs, len(specs))
-    return {name: deeploy_input_type(array) for (name, _, _), array in zip(specs, arrays)}
 
 
 @pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
@@ -40,7 +31,7 @@ def test_integer_peer_test_is_bit_exact(peer, generic_c_host: PluginHost, runtim
         pytest.skip(NOT_YET[peer.name])
     _, result = validate_model(
         peer.model,
-        CompileOptions(platform="generic-c", input_types=input_types(peer)),
+        CompileOptions(platform="generic-c", input_types=peer.input_types()),
         generic_c_host,
         inputs_npz=peer.inputs,
         outputs_npz=peer.outputs,
@@ -63,7 +54,7 @@ def test_requantised_chains_keep_no_int32_tensor_in_the_arena(peer, generic_c_ho
     from deeploy_core.ir.dtypes import INT32
 
     deployer, generated = compile_model(
-        peer.model, CompileOptions(platform="generic-c", input_types=input_types(peer)), generic_c_host
+        peer.model, CompileOptions(platform="generic-c", input_types=peer.input_types()), generic_c_host
     )
     ctxt = deployer.ctxt
     fused = [layer for layer in deployer.layers if layer.op_type.startswith("Requantized")]

@@ -1,0 +1,61 @@
+"""Which tile constraint each operator uses (ONNX geometry, the same on every platform).
+
+Ops not listed run untiled: their whole tensors must fit in the compute level.
+Platforms may override entries (policy: a kernel that needs whole channels)
+through ``Platform.tile_constraints``.
+"""
+
+from __future__ import annotations
+
+from deeploy_core.tiling.geometry import (
+    AlongAxes,
+    ChannelParameters,
+    Concatenation,
+    Elementwise,
+    GlobalPool,
+    MatrixProduct,
+    Permutation,
+    SlidingWindow,
+    TileConstraint,
+)
+
+ELEMENTWISE_OPS = (
+    "Abs Acos Acosh Add And Asin Asinh Atan Atanh BitShift Cast Ceil Celu Clip Cos Cosh Div Elu Equal Erf Exp Floor "
+    "Gelu Greater GreaterOrEqual HardSigmoid HardSwish Identity IsInf IsNaN LeakyRelu Less LessOrEqual Log Max Mean Min "
+    "Mish Mod Mul Neg Not Or Pow PRelu Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt "
+    "Sub Sum Swish Tan Tanh ThresholdedRelu Where Xor"
+).split()
+
+DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
+    **{op: Elementwise() for op in ELEMENTWISE_OPS},
+    "RequantShift": ChannelParameters(),
+    "BatchNormalization": ChannelParameters(),
+    "QuantizeLinear": ChannelParameters(axis_attribute="axis"),
+    "DequantizeLinear": ChannelParameters(axis_attribute="axis"),
+    "Conv": SlidingWindow(weights=True, channel_parameters=(2,)),
+    "RequantizedConv": SlidingWindow(weights=True, channel_parameters=(2, 3, 4)),
+    "QLinearConv": SlidingWindow(weights=True, channel_parameters=(4, 5, 8), weight_index=3),
+    "MaxPool": SlidingWindow(weights=False),
+    "AveragePool": SlidingWindow(weights=False),
+    "com.microsoft.QLinearAveragePool": SlidingWindow(weights=False),
+    "GlobalAveragePool": GlobalPool(),
+    "GlobalMaxPool": GlobalPool(),
+    "com.microsoft.QLinearGlobalAveragePool": GlobalPool(),
+    "Gemm": MatrixProduct(bias=2, gemm=True),
+    "RequantizedGemm": MatrixProduct(bias=None, channel_parameters=(2, 3, 4), gemm=True),
+    "com.microsoft.QGemm": MatrixProduct(a=0, b=3, bias=6, channel_parameters=(4, 5), gemm=True),
+    "MatMul": MatrixProduct(),
+    "RequantizedMatMul": MatrixProduct(channel_parameters=(2, 3, 4)),
+    "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
+    "Softmax": AlongAxes("softmax"),
+    "iSoftmax": AlongAxes("softmax"),
+    "LayerNormalization": AlongAxes("layernorm"),
+    "ReduceMean": AlongAxes("reduce"),
+    "ReduceSum": AlongAxes("reduce"),
+    "ReduceMax": AlongAxes("reduce"),
+    "ReduceMin": AlongAxes("reduce"),
+    "Transpose": Permutation(),
+    "Concat": Concatenation(),
+}
+
+UNTILED = TileConstraint()

@@ -1,0 +1,197 @@
+"""One CP-SAT model for the tiling of a whole network.
+
+Per layer and tiled output axis there is a tile-size variable ``t`` and a
+tile-count variable ``n = ceil(D / t)``.  Every tensor's tile has, per axis, an
+extent that is constant or ``min(full, scale · t + offset)``; its bytes are the
+product of the extents.  Per layer, the compute level must hold
+
+    Σ tensors  buffers(tensor) · bytes(tensor)   (×2 per tensor when double buffered)
+    + alignment slack per buffer
+    + the tiling table: columns · 4 bytes · n_tiles   (it lives in the level too)
+    + what the verification found the model had missed (scratch buffers)
+    ≤ budget(layer).
+
+The objective covers every layer: ``max`` wants the fewest tiles (largest
+tiles) over all layers, ``min`` the smallest tiles, ``random-max`` fewest tiles
+with seeded random layer weights.  One worker, a fixed seed and a deterministic
+time limit make the answer reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from deeploy_core.tiling.geometry import Extent
+
+STRATEGIES = ("max", "min", "random-max")
+
+
+@dataclass(frozen=True)
+class TensorTerm:
+    """One tensor of a layer in the memory constraint."""
+
+    name: str
+    extents: tuple[Extent, ...]
+    element_bytes: int
+    buffers: int
+
+
+@dataclass
+class LayerModel:
+    """What the CP model needs to know about one layer."""
+
+    name: str
+    out_shape: tuple[int, ...]
+    tiled_axes: tuple[int, ...]
+    tensors: list[TensorTerm]
+    table_columns: int
+    alignment: int
+    budget: int
+    extra_bytes: int = 0
+
+    @property
+    def free_axes(self) -> tuple[int, ...]:
+        return tuple(axis for axis in self.tiled_axes if self.out_shape[axis] > 1)
+
+
+@dataclass
+class _LayerVars:
+    tiles: dict[int, cp_model.IntVar] = field(default_factory=dict)
+    choices: list[cp_model.IntVar] = field(default_factory=list)
+    count: cp_model.IntVar | int = 1
+    memory: cp_model.LinearExpr | int = 0
+
+
+def _product(model: cp_model.CpModel, factors: list[cp_model.IntVar | int], bound: int, label: str) -> cp_model.IntVar | int:
+    """A variable equal to the product of ``factors`` (constants folded first)."""
+    constant = math.prod(f for f in factors if isinstance(f, int))
+    variables = [f for f in factors if not isinstance(f, int)]
+    if not variables:
+        return constant
+    current: cp_model.IntVar = variables[0]
+    for index, factor in enumerate(variables[1:]):
+        nxt = model.NewIntVar(1, max(1, bound), f"{label}_p{index}")
+        model.AddMultiplicationEquality(nxt, [current, factor])
+        current = nxt
+    if constant == 1:
+        return current
+    scaled = model.NewIntVar(constant, max(constant, bound * constant), f"{label}_c")
+    model.Add(scaled == constant * current)
+    return scaled
+
+
+def tile_options(dim: int) -> list[tuple[int, int]]:
+    """The (tile count, tile size) pairs worth considering for an axis of ``dim``: the smallest size per count.
+
+    Any other size gives the same number of tiles with bigger buffers, so the
+    model chooses among these few pairs instead of every size from 1 to ``dim``.
+    """
+    pairs: dict[int, int] = {}
+    for count in range(1, dim + 1):
+        size = -(-dim // count)
+        actual = -(-dim // size)
+        pairs.setdefault(actual, size)
+    return sorted(pairs.items())
+
+
+def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _LayerVars:
+    variables = _LayerVars()
+    counts: list[cp_model.IntVar | int] = []
+    choices: dict[int, tuple[cp_model.IntVar, list[int]]] = {}
+    for axis in layer.free_axes:
+        options = tile_options(layer.out_shape[axis])
+        choice = model.NewIntVar(0, len(options) - 1, f"L{index}_i{axis}")
+        count = model.NewIntVar(1, options[-1][0], f"L{index}_n{axis}")
+        tile = model.NewIntVar(1, options[0][1], f"L{index}_t{axis}")
+        model.AddElement(choice, [n for n, _ in options], count)
+        model.AddElement(choice, [t for _, t in options], tile)
+        variables.tiles[axis] = tile
+        variables.choices.append(choice)
+        choices[axis] = (choice, [t for _, t in options])
+        counts.append(count)
+    max_tiles = math.prod(tile_options(layer.out_shape[a])[-1][0] for a in layer.free_axes)
+    variables.count = _product(model, counts, max_tiles, f"L{index}_count")
+    terms: list[cp_model.LinearExpr | int] = []
+    for tensor_index, tensor in enumerate(layer.tensors):
+        extents: list[cp_model.IntVar | int] = []
+        for extent_index, extent in enumerate(tensor.extents):
+            if extent.axis is None or extent.axis not in choices:
+                tile = layer.out_shape[extent.axis] if extent.axis is not None else 0
+                extents.append(extent.full if extent.axis is None else min(extent.full, extent.scale * tile + extent.offset))
+                continue
+            choice, sizes = choices[extent.axis]
+            table = [max(1, min(extent.full, extent.scale * size + extent.offset)) for size in sizes]
+            value = model.NewIntVar(min(table), max(table), f"L{index}_x{tensor_index}_{extent_index}")
+            model.AddElement(choice, table, value)
+            extents.append(value)
+        bound = math.prod(e.full for e in tensor.extents) if tensor.extents else 1
+        elements = _product(model, extents, bound, f"L{index}_x{tensor_index}")
+        terms.append(tensor.buffers * tensor.element_bytes * elements + tensor.buffers * (layer.alignment - 1))
+    table = 4 * layer.table_columns * variables.count
+    variables.memory = sum(terms) + table + layer.extra_bytes + (layer.alignment - 1)  # type: ignore[assignment]
+    return variables
+
+
+@dataclass
+class CpResult:
+    """Tile sizes per layer (None when infeasible) and solver figures."""
+
+    tiles: dict[str, dict[int, int]] | None
+    status: str
+    seconds: float
+    objective: float | None = None
+
+
+def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0, time_limit: float = 10.0) -> CpResult:
+    """Solve the network's tiling in one model; every layer's memory within its budget."""
+    model = cp_model.CpModel()
+    per_layer = []
+    for index, layer in enumerate(layers):
+        variables = _add_layer(model, layer, index)
+        model.Add(variables.memory <= layer.budget)
+        per_layer.append(variables)
+    counts = [v.count for v in per_layer]
+    choices = [choice for v in per_layer for choice in v.choices]
+    if choices:  # options are sorted by tile count: try the fewest tiles first (or the most, for "min")
+        model.AddDecisionStrategy(choices, cp_model.CHOOSE_FIRST,
+                                  cp_model.SELECT_MAX_VALUE if strategy == "min" else cp_model.SELECT_MIN_VALUE)
+    if strategy == "min":
+        model.Maximize(sum(counts))
+    elif strategy == "random-max":
+        rng = random.Random(seed)
+        model.Minimize(sum(rng.randint(1, 8) * c for c in counts))
+    else:
+        model.Minimize(sum(counts))
+    status, solver = _solve(model, seed, time_limit)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return CpResult(None, solver.StatusName(status), solver.WallTime())
+    tiles = {
+        layer.name: {axis: int(solver.Value(var)) for axis, var in sorted(v.tiles.items())}
+        for layer, v in zip(layers, per_layer)
+    }
+    return CpResult(tiles, solver.StatusName(status), solver.WallTime(), solver.ObjectiveValue())
+
+
+def minimum_memory(layer: LayerModel, time_limit: float = 5.0) -> int | None:
+    """The least memory the layer can be tiled into (its budget ignored), for infeasibility diagnosis."""
+    model = cp_model.CpModel()
+    variables = _add_layer(model, layer, 0)
+    bound = model.NewIntVar(0, 2**40, "memory")
+    model.Add(bound == variables.memory)
+    model.Minimize(bound)
+    status, solver = _solve(model, 0, time_limit)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return int(solver.Value(bound))
+
+
+def _solve(model: cp_model.CpModel, seed: int, time_limit: float) -> tuple[int, cp_model.CpSolver]:
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    solver.parameters.max_deterministic_time = time_limit
+    return solver.Solve(model), solver

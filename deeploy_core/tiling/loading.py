@@ -1,0 +1,21 @@
+"""Reading back the tiling solution and memory map that an earlier compile wrote into ``report.json``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from deeploy_core.errors import DeeployError
+from deeploy_core.tiling.solution import TilingSolution
+
+
+def load_tiling(path: Path) -> tuple[TilingSolution, dict[str, dict[str, int]]]:
+    """(solution, memory map) from a ``report.json`` (plain JSON: nothing is executed)."""
+    try:
+        report: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+        tiling = report["tiling"]
+        memory_map = {str(layer): {str(k): int(v) for k, v in blocks.items()} for layer, blocks in tiling["memory_map"].items()}
+        return TilingSolution.from_json(tiling["solution"]), memory_map
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as error:
+        raise DeeployError(f"{path}: no tiling solution to reuse ({type(error).__name__}: {error})") from None

@@ -1,0 +1,56 @@
+"""A tiling solution: the output tile size per tiled axis of every layer, serialisable as JSON.
+
+This is what the CP-SAT model decides and what ``tile(tilingSolution=…)``
+accepts back: everything else (tile boxes, kernels, transfers, tables) is
+derived from it deterministically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from deeploy_core.errors import DeeployError
+
+
+@dataclass(frozen=True)
+class LayerTiling:
+    """Tile sizes of one layer's output, by axis (axes not listed are whole)."""
+
+    layer: str
+    tile: dict[int, int]
+
+    def tile_count(self, out_shape: tuple[int, ...]) -> int:
+        count = 1
+        for axis, size in self.tile.items():
+            count *= -(-out_shape[axis] // size)
+        return count
+
+
+@dataclass(frozen=True)
+class TilingSolution:
+    """Per layer name, its :class:`LayerTiling`; plus how it was found (for reports)."""
+
+    layers: dict[str, LayerTiling]
+    strategy: str = "max"
+    buffering: str = "single"
+    info: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "buffering": self.buffering,
+            "layers": {name: {str(axis): size for axis, size in sorted(tiling.tile.items())}
+                       for name, tiling in sorted(self.layers.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TilingSolution:
+        try:
+            layers = {
+                str(name): LayerTiling(str(name), {int(axis): int(size) for axis, size in tiles.items()})
+                for name, tiles in data["layers"].items()
+            }
+            return cls(layers, str(data.get("strategy", "max")), str(data.get("buffering", "single")))
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise DeeployError(f"tiling solution is malformed ({type(error).__name__}: {error})") from None

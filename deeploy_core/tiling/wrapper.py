@@ -1,0 +1,386 @@
+"""The tiler deployer wrapper: tiles every layer into the compute level after ``bind``.
+
+It wraps a memory-aware deployer (one with ``memory_hierarchy``).  ``bind()``
+tiles automatically; ``tile(tilingSolution, memoryMap)`` takes a solution and
+memory map exported from an earlier compile instead (both or neither) and
+reproduces its code exactly.  Every compile runs the correctness checks on
+whatever solution it uses: tiles cover each output exactly once and stay inside
+every tensor, and each level's memory map is verified independently of the
+allocator that made it, against the level's capacity.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from deeploy_core.allocation import AllocationBlock, AllocationProblem, AllocationSolution, find_allocation_errors
+from deeploy_core.deployer import Deployer, DeployerWrapper
+from deeploy_core.errors import DeeployError
+from deeploy_core.ir import BufferKind
+from deeploy_core.lowering.split_reductions import SplitReductions
+from deeploy_core.mapping import Layer
+from deeploy_core.midend.memory_plan import align_up
+from deeploy_core.midend.parse import qualified_op
+from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, emit_tiled_layer, resident_inputs, table_columns
+from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS, UNTILED
+from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, minimum_memory, solve_tiling
+from deeploy_core.tiling.geometry import Extent, TileConstraint
+from deeploy_core.tiling.memory_map import LevelMap, MapBlock
+from deeploy_core.tiling.solution import LayerTiling, TilingSolution
+from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
+
+BUFFERING_SLOTS = {"single": 1, "double": 2}
+
+
+class TilingInfeasibleError(DeeployError):
+    """No tiling fits the compute level; the message names the layer and the minimum size."""
+
+
+@dataclass
+class TilingTimes:
+    """Where the tiler's time went (seconds)."""
+
+    model_build: float = 0.0
+    solve: float = 0.0
+    allocation: float = 0.0
+
+
+class TilerDeployerWrapper(DeployerWrapper):
+    """Tiling for any memory-aware deployer; the state it computes lives on the platform deployer."""
+
+    own_attributes: ClassVar[frozenset[str]] = frozenset({"buffering", "strategy", "seed", "time_limit", "tiler_name"})
+
+    def __init__(self, inner: Deployer | DeployerWrapper, allocator: Any, buffering: str = "single",
+                 strategy: str = "max", seed: int = 0, time_limit: float = 10.0, name: str = "tiler") -> None:
+        super().__init__(inner)
+        if getattr(inner, "memory_hierarchy", None) is None:
+            raise DeeployError("the tiler needs a memory-aware deployer: choose a memory level (--memory-level)")
+        if buffering not in BUFFERING_SLOTS:
+            raise DeeployError(f"unknown buffering {buffering!r} (single or double)")
+        self.buffering = self.options.get("buffering") or buffering
+        self.strategy = self.options.get("tiling_strategy") or strategy
+        self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
+        self.allocator = allocator
+
+    # -- stages ----------------------------------------------------------------------------------------
+
+    def lower(self) -> None:
+        self.inner.lower()
+        SplitReductions().apply_pass(self.graph, {})
+
+    def bind(self) -> None:
+        self.inner.bind()
+        self.tile(self.options.get("tiling_solution"), self.options.get("memory_map"))
+
+    def generate(self) -> Any:
+        code: dict[int, tuple[str, list[str]]] = {}
+        shared: dict[str, str] = {}
+        for tiled in self.tiled_layers:
+            layout = self.layer_layouts[tiled.layer.c_name]
+            prefix = f"{tiled.layer.c_name}_tiled"
+            code[tiled.layer.index] = emit_tiled_layer(
+                tiled, self.ctxt, layout, self.platform.transfers, self._level_pointer(), prefix, shared)
+        self.layer_code = code
+        level = self.compute_level
+        self.extra_headers = list(self.platform.transfers.headers)
+        self.extra_definitions = [
+            f"/* The {level} scratch memory: every tiled layer's tiles, tables and scratch ({self.level_peak} bytes). */",
+            self.platform.transfers.level_declaration.format(bytes=max(self.level_peak, 8), name=self._level_symbol()),
+        ]
+        generated = self.inner.generate()
+        generated.report["memory_levels"] = self.memory_level_report()
+        generated.report["tiling"] = self.tiling_report()
+        return generated
+
+    # -- the seed's interface ----------------------------------------------------------------------------
+
+    @property
+    def compute_level(self) -> str:
+        return self.memory_hierarchy.compute_level
+
+    def tile(self, tilingSolution: TilingSolution | None = None, memoryMap: dict[str, Any] | None = None) -> None:
+        """Tile every layer: solve (or take ``tilingSolution``), build tiles, place them (or take ``memoryMap``)."""
+        if (tilingSolution is None) != (memoryMap is None):
+            raise DeeployError("tile() takes a tiling solution and a memory map together, or neither")
+        self.tiling_times = TilingTimes()
+        if tilingSolution is None:
+            tilingSolution = self.computeTilingSolution()
+        self.tiling_solution = tilingSolution
+        self.tiled_layers = self.computeTilingSchedule(tilingSolution)
+        self.testTilingSolutionCorrectness(self.tiled_layers)
+        self.layer_layouts = self.computeMemoryMap(self.tiled_layers, memoryMap)
+        self.testMemoryMapCorrectness()
+        self.annotateMemoryLevel()
+        for name, entry in self.memory_level_report().items():
+            if entry["capacity"] is not None and entry["used"] > entry["capacity"]:  # type: ignore[operator]
+                raise TilingInfeasibleError(f"{name} needs at least {entry['used']} bytes (arena {entry['arena']}, "
+                                            f"tables {entry['tables']}, static {entry['static']}) but has {entry['capacity']}")
+
+    def tiled_candidates(self) -> list[Layer]:
+        """Layers that run code (views cost nothing and are not tiled)."""
+        return [layer for layer in self.layers if "alias_of" not in layer.representation]
+
+    def constraint_of(self, layer: Layer) -> TileConstraint:
+        key = qualified_op(layer.node)
+        overrides = getattr(self.platform, "tile_constraints", {}) or {}
+        return overrides.get(key) or DEFAULT_TILE_CONSTRAINTS.get(key, UNTILED)
+
+    def layer_models(self) -> list[LayerModel]:
+        """The CP description of every tiled layer, with the whole compute level as budget."""
+        capacity = self._capacity()
+        slots = BUFFERING_SLOTS[self.buffering]
+        alignment = self.memory_hierarchy.alignment
+        models = []
+        for layer in self.tiled_candidates():
+            constraint = self.constraint_of(layer)
+            node = layer.node
+            out_shape = self.ctxt[node.outputs[0].name].shape
+            tiled_axes = constraint.tiled_axes(node, self.ctxt) if len([t for t in node.outputs if t.name]) == 1 else ()
+            tensors = []
+            for index, extents in enumerate(constraint.input_extents(node, self.ctxt)):
+                if extents is None:
+                    continue
+                tensor = node.inputs[index]
+                fixed = all(e.axis is None or e.axis not in tiled_axes for e in extents)
+                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, 1 if fixed else slots))
+            for tensor in [t for t in node.outputs if t.name]:
+                shape = self.ctxt[tensor.name].shape
+                extents = tuple(Extent(dim, axis if axis in tiled_axes else None) for axis, dim in enumerate(shape)) \
+                    if tensor is node.outputs[0] else tuple(Extent(dim) for dim in shape)
+                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, slots))
+            extra = self._scratch_terms(layer, constraint, tiled_axes, tensors)
+            columns = 1 + len(node.inputs) + len([t for t in node.outputs if t.name])
+            models.append(LayerModel(layer.c_name, out_shape, tuple(tiled_axes), tensors, columns, alignment,
+                                     capacity, extra_bytes=extra))
+        return models
+
+    def _scratch_terms(self, layer: Layer, constraint: TileConstraint, tiled_axes: tuple[int, ...],
+                       tensors: list[TensorTerm]) -> int:
+        """Model the kernel's scratch: probe which tiled axes it grows with, add it as a tensor-like term.
+
+        Scratch sizes are whatever a template declares; probing the kernel on
+        tiles one element long along each axis tells which axes it scales with
+        (an im2col buffer grows with the output rows and columns, not with the
+        output channels).  Returns the constant part (bytes).
+        """
+        alignment = self.memory_hierarchy.alignment
+        full = sum(layer.binding.template.transient_buffers(layer.representation).values())
+        if full == 0:
+            return alignment - 1
+        out_shape = self.ctxt[layer.node.outputs[0].name].shape
+        whole = tuple((0, dim) for dim in out_shape)
+        scaling = []
+        for axis in tiled_axes:
+            if out_shape[axis] <= 1:
+                continue
+            probe = tuple((0, 1) if a == axis else r for a, r in enumerate(whole))
+            if scratch_bytes(layer, self.ctxt, constraint, probe) < full:
+                scaling.append(axis)
+        if not scaling:
+            return align_up(full, alignment) + alignment - 1
+        unit = -(-full // math.prod(out_shape[a] for a in scaling))
+        tensors.append(TensorTerm("(scratch)", tuple(Extent(out_shape[a], a) for a in scaling), unit, 1))
+        return 2 * (alignment - 1)
+
+    def computeTilingSolution(self) -> TilingSolution:
+        """Solve the one CP-SAT model; on failure, say which layer needs how much."""
+        started = time.perf_counter()
+        models = self.layer_models()
+        built = time.perf_counter()
+        result = solve_tiling(models, self.strategy, self.seed, self.time_limit)
+        self.tiling_times.model_build += built - started
+        self.tiling_times.solve += time.perf_counter() - built
+        if result.tiles is None:
+            raise TilingInfeasibleError(self.diagnose(models))
+        layers = {name: LayerTiling(name, tiles) for name, tiles in result.tiles.items()}
+        return TilingSolution(layers, self.strategy, self.buffering,
+                              info={"status": result.status, "objective": result.objective})
+
+    def diagnose(self, models: list[LayerModel] | None = None) -> str:
+        """One line: the layer that needs the most of the compute level and how much."""
+        models = models or self.layer_models()
+        worst: tuple[int, LayerModel] | None = None
+        for model in models:
+            need = minimum_memory(model, self.time_limit)
+            need = need if need is not None else 2**62
+            if worst is None or need > worst[0]:
+                worst = (need, model)
+        assert worst is not None
+        need, model = worst
+        layer = next(l for l in self.layers if l.c_name == model.name)
+        largest = max(model.tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
+        name = layer.name or f"#{layer.index}"
+        return (f"{self.compute_level} needs at least {need} bytes for layer {name!r} ({layer.op_type}) but has "
+                f"{self._capacity()}: even its smallest tiles do not fit (the part of tensor {largest.name!r} that every "
+                f"tile needs is the largest)")
+
+    def minimum_level_size(self) -> int:
+        """The smallest compute-level size this tiler can tile the network into."""
+        return max((minimum_memory(model, self.time_limit) or 0) for model in self.layer_models())
+
+    def computeTilingSchedule(self, solution: TilingSolution) -> list[TiledLayer]:
+        """Tiles and kernel variants of every layer, in layer order."""
+        tiled_layers = []
+        for layer in self.tiled_candidates():
+            tiling = solution.layers.get(layer.c_name)
+            if tiling is None:
+                raise DeeployError(f"the tiling solution has no entry for layer {layer.c_name!r} ({layer.name!r})")
+            tiled_layers.append(build_tiles(layer, self.ctxt, self.constraint_of(layer), tiling.tile))
+        return tiled_layers
+
+    def testTilingSolutionCorrectness(self, tiled_layers: list[TiledLayer]) -> None:
+        """Every output element is written by exactly one tile; every box lies inside its tensor."""
+        for tiled in tiled_layers:
+            node = tiled.layer.node
+            outputs = [t for t in node.outputs if t.name]
+            for index, tensor in enumerate(outputs):
+                shape = self.ctxt[tensor.name].shape
+                covered = sum(math.prod(box_shape(tile.outputs[index])) for tile in tiled.tiles)
+                if covered != math.prod(shape):
+                    raise DeeployError(f"tiling of layer {tiled.layer.name!r} covers {covered} of {math.prod(shape)} "
+                                       f"elements of {tensor.name!r}")
+                boxes = {tile.outputs[index] for tile in tiled.tiles}
+                if len(boxes) != len(tiled.tiles):
+                    raise DeeployError(f"tiling of layer {tiled.layer.name!r} writes a box of {tensor.name!r} twice")
+            for tile in tiled.tiles:
+                for index, box in enumerate(tile.inputs):
+                    if box is None:
+                        continue
+                    shape = self.ctxt[node.inputs[index].name].shape
+                    if len(box) != len(shape) or any(not 0 <= a <= b <= d for (a, b), d in zip(box, shape)):
+                        raise DeeployError(f"tiling of layer {tiled.layer.name!r} reads outside {node.inputs[index].name!r}")
+
+    def computeMemoryMap(self, tiled_layers: list[TiledLayer], memoryMap: dict[str, Any] | None = None
+                         ) -> dict[str, LayerLayout]:
+        """Place each layer's table, tile buffers and scratch in the compute level with the chosen allocator."""
+        started = time.perf_counter()
+        alignment = self.memory_hierarchy.alignment
+        slots = BUFFERING_SLOTS[self.buffering]
+        layouts: dict[str, LayerLayout] = {}
+        level_blocks: list[MapBlock] = []
+        for tiled in tiled_layers:
+            node = tiled.layer.node
+            resident = resident_inputs(tiled)
+            table_bytes = 4 * table_columns(tiled) * len(tiled.tiles)
+            sizes: dict[str, int] = {"table": table_bytes}
+            for index, tensor in enumerate(node.inputs):
+                if tensor.name:
+                    per_slot = align_up(max(tiled.input_tile_bytes(index, self.ctxt), 1), alignment)
+                    sizes[f"in{index}"] = per_slot * (1 if index in resident else slots)
+            for index, _ in enumerate([t for t in node.outputs if t.name]):
+                sizes[f"out{index}"] = align_up(max(tiled.output_tile_bytes(index, self.ctxt), 1), alignment) * slots
+            for key in sorted({k for v in tiled.variants for k in v.scratch}):
+                sizes[f"scratch:{key}"] = max(v.scratch.get(key, 0) for v in tiled.variants)
+            blocks = tuple(AllocationBlock(name, 0, 1, align_up(max(size, 1), alignment)) for name, size in sizes.items())
+            problem = AllocationProblem(blocks, self._capacity(), alignment)
+            if memoryMap is not None:
+                offsets = {name: int(offset) for name, offset in memoryMap.get(tiled.layer.c_name, {}).items()}
+                if set(offsets) != set(sizes):
+                    raise DeeployError(f"the memory map does not match layer {tiled.layer.name!r}'s buffers")
+            else:
+                solution = self.allocator.solve(problem)
+                if not solution.feasible:
+                    raise TilingInfeasibleError(
+                        f"{self.compute_level}: allocator {self.allocator_name!r} cannot place layer "
+                        f"{tiled.layer.name!r}'s tiles: {solution.reason}")
+                offsets = dict(solution.offsets)
+            layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident)
+            for index, tensor in enumerate(node.inputs):
+                if tensor.name:
+                    layout.inputs[index] = (offsets[f"in{index}"],
+                                            align_up(max(tiled.input_tile_bytes(index, self.ctxt), 1), alignment))
+            for index, _ in enumerate([t for t in node.outputs if t.name]):
+                layout.outputs[index] = (offsets[f"out{index}"],
+                                         align_up(max(tiled.output_tile_bytes(index, self.ctxt), 1), alignment))
+            for name, offset in offsets.items():
+                if name.startswith("scratch:"):
+                    layout.scratch[name.split(":", 1)[1]] = offset
+            layout.peak = max(offsets[b.id] + b.size for b in blocks)
+            layouts[tiled.layer.c_name] = layout
+            for block in blocks:
+                level_blocks.append(MapBlock(f"{tiled.layer.c_name}/{block.id}", offsets[block.id], block.size,
+                                             tiled.layer.index, tiled.layer.index + 1))
+        self.level_maps = {self.compute_level: LevelMap(self.compute_level, self._capacity(), level_blocks)}
+        self.level_peak = align_up(max((layout.peak for layout in layouts.values()), default=0), alignment)
+        self.tiling_times.allocation += time.perf_counter() - started
+        return layouts
+
+    def testMemoryMapCorrectness(self) -> None:
+        """Each layer's blocks are disjoint, aligned and within the compute level."""
+        for level_map in self.level_maps.values():
+            by_time: dict[int, list[MapBlock]] = {}
+            for block in level_map.blocks:
+                by_time.setdefault(block.start, []).append(block)
+            for blocks in by_time.values():
+                problem = AllocationProblem(
+                    tuple(AllocationBlock(b.name, 0, 1, b.size) for b in blocks), level_map.capacity,
+                    self.memory_hierarchy.alignment)
+                errors = find_allocation_errors(problem, AllocationSolution({b.name: b.offset for b in blocks}))
+                if errors:
+                    raise DeeployError(f"{level_map.level} memory map is invalid: {errors[0]}")
+
+    def annotateMemoryLevel(self) -> None:
+        """Record on each layer which level its tiles live in (the buffers keep their home level)."""
+        for tiled in self.tiled_layers:
+            tiled.layer.representation.setdefault("tile_level", self.compute_level)
+
+    def worstCaseBufferSize(self) -> dict[str, int]:
+        """Bytes per level, everything the generated code places there (IO included)."""
+        return {name: entry["used"] for name, entry in self.memory_level_report().items()}
+
+    # -- reports -----------------------------------------------------------------------------------------
+
+    def memory_level_report(self) -> dict[str, dict[str, int | None]]:
+        report: dict[str, dict[str, int | None]] = {}
+        arena = self.memory_plan.arena_bytes
+        weights = sum(b.size_bytes for b in self.ctxt if b.kind is BufferKind.CONSTANT)
+        tables = sum(layout.table_bytes for layout in self.layer_layouts.values())
+        home = self.memory_hierarchy.default_level
+        report[home] = {"capacity": self.memory_hierarchy.level(home).size, "arena": arena, "tables": tables,
+                        "static": weights, "used": arena + tables + weights}
+        level_tables = max((layout.table_bytes for layout in self.layer_layouts.values()), default=0)
+        report[self.compute_level] = {"capacity": self._capacity(), "arena": self.level_peak, "tables": level_tables,
+                                      "static": 0, "used": self.level_peak}
+        return report
+
+    def tiling_report(self) -> dict[str, Any]:
+        layers = []
+        for tiled in self.tiled_layers:
+            fetched, stored = bytes_moved(tiled, self.ctxt)
+            layout = self.layer_layouts[tiled.layer.c_name]
+            layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
+                           "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
+                           "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
+                           "table_bytes": layout.table_bytes})
+        return {
+            "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,
+            "compute_level": self.compute_level,
+            "times": {"model_build": self.tiling_times.model_build, "solve": self.tiling_times.solve,
+                      "allocation": self.tiling_times.allocation},
+            "solution": self.tiling_solution.to_json(),
+            "memory_map": {name: {block: offset for block, offset in self._layer_offsets(name).items()}
+                           for name in sorted(self.layer_layouts)},
+            "layers": layers,
+        }
+
+    def _layer_offsets(self, layer_name: str) -> dict[str, int]:
+        prefix = f"{layer_name}/"
+        return {b.name[len(prefix):]: b.offset for b in self.level_maps[self.compute_level].blocks
+                if b.name.startswith(prefix)}
+
+    # -- helpers -----------------------------------------------------------------------------------------
+
+    def _capacity(self) -> int:
+        size = self.memory_hierarchy.level(self.compute_level).size
+        if size is None:
+            raise DeeployError(f"memory level {self.compute_level!r} has no size: give one (e.g. --l1 64000)")
+        return size
+
+    def _level_symbol(self) -> str:
+        return f"dc_level_{self.compute_level.lower()}"
+
+    def _level_pointer(self) -> str:
+        return self.platform.transfers.level_pointer.format(name=self._level_symbol())

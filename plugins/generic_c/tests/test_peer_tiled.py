@@ -1,0 +1,80 @@
+"""Every Deeploy peer test, tiled into L1 on the generic C platform: 64000 B, 16000 B and the smallest L1 the
+tiler reports feasible, with single and double buffering.
+
+Float tests must match their golden outputs within the FP32 tolerance, integer tests bit for bit.  Every
+compile's reported L1 usage (tile buffers + tiling tables + kernel scratch) must fit the configured L1.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from deeploy_core.api import CompileOptions, validate_model
+from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
+from deeploy_core.tiling.wrapper import TilingInfeasibleError
+
+ROOT = peer_tests_root(Path(__file__).parent)
+TESTS = find_peer_tests(ROOT) if ROOT else []
+MISSING = "Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing"
+
+
+def _options(peer, l1: int, buffering: str) -> CompileOptions:
+    return CompileOptions(platform="generic-c", input_types=peer.input_types(),
+                          level_sizes={"L1": l1}, buffering=buffering)
+
+
+def smallest_l1(peer, buffering: str, host: PluginHost) -> int:
+    """The size named by the diagnosis of a 1-byte L1."""
+    from deeploy_core.api import compile_model
+
+    with pytest.raises(TilingInfeasibleError) as refused:
+        compile_model(peer.model, _options(peer, 1, buffering), host)
+    found = re.search(r"L1 needs at least (\d+) bytes", str(refused.value))
+    assert found, str(refused.value)
+    return int(found.group(1))
+
+
+@pytest.mark.skipif(ROOT is None, reason=MISSING)
+@pytest.mark.parametrize("buffering", ["single", "double"])
+@pytest.mark.parametrize("l1", [64000, 16000, "smallest"])
+@pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
+def test_peer_test_runs_tiled(peer, l1, buffering: str, generic_c_host: PluginHost, runtime_cache: Path) -> None:
+    size = smallest_l1(peer, buffering, generic_c_host) if l1 == "smallest" else l1
+    tolerance = (1e-4, 1e-4) if peer.is_float else (0.0, 0.0)
+    generated, result = validate_model(peer.model, _options(peer, size, buffering), generic_c_host,
+                                       inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance[0],
+                                       rtol=tolerance[1], repeats=1, cache_dir=runtime_cache)
+    for comparison in result.comparisons:
+        assert comparison.ok, (f"{comparison.name}: {comparison.mismatches}/{comparison.size} elements differ "
+                               f"(max abs error {comparison.max_abs_error:.3g})")
+    level = generated.report["memory_levels"]["L1"]
+    assert level["capacity"] == size and level["used"] <= size, level
+    layers = generated.report["tiling"]["layers"]
+    assert sum(layer["level_bytes"] > 0 for layer in layers) == len(layers)
+
+
+STRICT_FLAGS = ("-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+
+
+@pytest.fixture(scope="module")
+def strict_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("strict-tiled-runtime")
+
+
+@pytest.mark.skipif(ROOT is None, reason=MISSING)
+@pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
+def test_tiled_code_is_warning_and_sanitizer_clean(peer, generic_c_host: PluginHost, strict_cache: Path) -> None:
+    """The most demanding schedule (smallest L1, double buffering) under -Werror and ASan/UBSan: every tile
+    transfer stays inside its tensor and its L1 slot."""
+    from deeploy_core.validate import Toolchain
+
+    size = smallest_l1(peer, "double", generic_c_host)
+    tolerance = 1e-4 if peer.is_float else 0.0
+    _, result = validate_model(peer.model, _options(peer, size, "double"), generic_c_host, inputs_npz=peer.inputs,
+                               outputs_npz=peer.outputs, atol=tolerance, rtol=tolerance, repeats=1,
+                               cache_dir=strict_cache, toolchain=Toolchain.from_environment(extra_flags=STRICT_FLAGS))
+    assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]

@@ -1,0 +1,79 @@
+"""The tiling CP model: tile options, budgets, strategies, determinism, minimum memory."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, minimum_memory, solve_tiling, tile_options
+from deeploy_core.tiling.geometry import Extent
+
+
+@pytest.mark.parametrize("dim", [1, 2, 7, 48, 97])
+def test_tile_options_are_the_smallest_size_for_each_tile_count(dim: int) -> None:
+    options = tile_options(dim)
+    counts = [count for count, _ in options]
+    assert counts == sorted(set(counts)) and counts[0] == 1 and counts[-1] == dim
+    for count, size in options:
+        assert -(-dim // size) == count
+        assert size == 1 or -(-dim // (size - 1)) > count  # one less would need more tiles
+
+
+def conv_like(budget: int) -> LayerModel:
+    """Output [1, 16, 32, 32] from input [1, 8, 34, 34] (3x3 window), weights [16, 8, 3, 3]."""
+    return LayerModel(
+        "conv", (1, 16, 32, 32), (1, 2, 3),
+        [TensorTerm("x", (Extent(1), Extent(8), Extent(34, 2, 1, 2), Extent(34, 3, 1, 2)), 4, 2),
+         TensorTerm("w", (Extent(16, 1), Extent(8), Extent(3), Extent(3)), 4, 2),
+         TensorTerm("y", (Extent(1), Extent(16, 1), Extent(32, 2), Extent(32, 3)), 4, 2)],
+        table_columns=4, alignment=16, budget=budget)
+
+
+def memory_of(tiles: dict[int, int], layer: LayerModel) -> int:
+    total = 0
+    for tensor in layer.tensors:
+        elements = math.prod(e.size({a: tiles.get(a, layer.out_shape[a]) for a in range(4)}) for e in tensor.extents)
+        total += tensor.buffers * (tensor.element_bytes * elements + layer.alignment - 1)
+    count = math.prod(-(-layer.out_shape[a] // t) for a, t in tiles.items())
+    return total + 4 * layer.table_columns * count + layer.extra_bytes + layer.alignment - 1
+
+
+def test_solution_respects_the_budget_and_prefers_few_tiles() -> None:
+    layer = conv_like(20000)
+    result = solve_tiling([layer])
+    assert result.tiles is not None and result.status in ("OPTIMAL", "FEASIBLE")
+    tiles = result.tiles["conv"]
+    assert memory_of(tiles, layer) <= 20000
+    roomy = solve_tiling([conv_like(10**7)]).tiles["conv"]
+    assert roomy == {1: 16, 2: 32, 3: 32}, "with room to spare the layer is one tile"
+
+
+def tile_count(layer: LayerModel, tiles: dict[int, int]) -> int:
+    return math.prod(-(-layer.out_shape[a] // t) for a, t in tiles.items())
+
+
+def test_min_strategy_takes_more_smaller_tiles_and_results_are_deterministic() -> None:
+    layer = conv_like(20000)
+    fewest = solve_tiling([layer]).tiles["conv"]
+    most = solve_tiling([layer], strategy="min").tiles["conv"]
+    assert tile_count(layer, most) > tile_count(layer, fewest)
+    assert memory_of(most, layer) <= 20000  # the table of many tiles still has to fit
+    assert solve_tiling([layer], "random-max", seed=3).tiles == solve_tiling([layer], "random-max", seed=3).tiles
+
+
+def test_too_small_budget_is_infeasible_and_minimum_memory_is_the_threshold() -> None:
+    need = minimum_memory(conv_like(0))
+    assert need is not None and need > 0
+    assert solve_tiling([conv_like(need - 1)]).tiles is None
+    assert solve_tiling([conv_like(need)]).tiles is not None
+
+
+def test_tables_count_against_the_budget() -> None:
+    """More tiles mean a bigger table: with wide table rows even the "min" strategy must use fewer tiles."""
+    cheap, costly = conv_like(40000), conv_like(40000)
+    costly.table_columns = 64
+    cheap_tiles = tile_count(cheap, solve_tiling([cheap], "min").tiles["conv"])
+    costly_solution = solve_tiling([costly], "min").tiles["conv"]
+    assert tile_count(costly, costly_solution) < cheap_tiles
+    assert memory_of(costly_solution, costly) <= 40000
