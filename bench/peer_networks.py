@@ -41,7 +41,7 @@ def main() -> int:
     if root is None:
         print("peer tests not found (../shared/peer-tests/deeploy)", file=sys.stderr)
         return 2
-    host = PluginHost.discover(PluginSelection())
+    host = PluginHost.discover(PluginSelection.from_options(os.environ))
     toolchain = Toolchain.from_environment()
     header = f"{'network':58} {'compile s':>9} {'code B':>9} {'arena B':>9} {'bound B':>9} {'ratio':>6} {'run µs':>10} {'ok':>3}"
     print(header)

@@ -11,6 +11,7 @@ too-small L1 names.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -43,7 +44,7 @@ def main() -> int:
     if root is None:
         print("peer tests not found (../shared/peer-tests/deeploy)", file=sys.stderr)
         return 2
-    host = PluginHost.discover(PluginSelection())
+    host = PluginHost.discover(PluginSelection.from_options(os.environ))
     header = (f"{'network':44} {'L1':>7} {'compile s':>9} {'build s':>8} {'solve s':>8} {'alloc s':>8} "
               f"{'tiles':>6} {'L2→L1 B':>10} {'L1→L2 B':>10} {'L1 used':>8}")
     print(header)

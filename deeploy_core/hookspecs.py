@@ -122,6 +122,9 @@ def register_allocators(register: Callable[[AllocatorExtension], None]) -> None:
     :class:`~deeploy_core.allocation.AllocationProblem` (blocks with half-open
     lifetimes and sizes, plus a capacity) and returns an
     :class:`~deeploy_core.allocation.AllocationSolution` (one offset per block).
+    An allocator that also implements
+    :class:`~deeploy_core.allocation.TilingModelAllocator` is asked to place the
+    tile buffers inside the tiler's CP-SAT model, while tile sizes are open.
 
     Example:
 

@@ -32,6 +32,15 @@ class MemoryPlan:
     lifetimes: dict[str, Lifetime]
     offsets: dict[str, int] = field(default_factory=dict)
     allocator: str = ""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """Bytes each buffer occupies in the arena (rounded up to the alignment)."""
+    alignment: int = 1
+
+    def allocation_problem(self, capacity: int | None = None) -> AllocationProblem:
+        """The problem the allocator solved (e.g. to export it as a benchmark instance)."""
+        return AllocationProblem(
+            tuple(AllocationBlock(name, life.first, life.end, self.sizes[name]) for name, life in self.lifetimes.items()),
+            capacity, self.alignment)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,7 +48,8 @@ class MemoryPlan:
             "lower_bound_bytes": self.lower_bound,
             "allocator": self.allocator,
             "buffers": [
-                {"name": name, "offset": self.offsets[name], "first_step": life.first, "end_step": life.end}
+                {"name": name, "offset": self.offsets[name], "size": self.sizes.get(name), "first_step": life.first,
+                 "end_step": life.end}
                 for name, life in self.lifetimes.items()
             ],
         }
@@ -67,4 +77,6 @@ def plan_arena(layers: list[Layer], ctxt: NetworkContext, allocator: Any, alloca
         lifetimes=lifetimes,
         offsets=dict(solution.offsets),
         allocator=allocator_name,
+        sizes={block.id: block.size for block in blocks},
+        alignment=alignment,
     )

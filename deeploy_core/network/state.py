@@ -77,6 +77,7 @@ def export_state(deployer: Any, directory: Path, stage: str) -> None:
         state["memory_plan"] = {
             "arena_bytes": plan.arena_bytes, "lower_bound": plan.lower_bound, "allocator": plan.allocator,
             "offsets": plan.offsets, "lifetimes": {k: [v.first, v.end] for k, v in plan.lifetimes.items()},
+            "sizes": plan.sizes, "alignment": plan.alignment,
         }
     (directory / "state.json").write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -110,6 +111,7 @@ def import_state(deployer: Any, directory: Path) -> str:
         deployer.memory_plan = MemoryPlan(
             arena_bytes=plan["arena_bytes"], lower_bound=plan["lower_bound"], allocator=plan["allocator"],
             offsets=plan["offsets"], lifetimes={k: Lifetime(*v) for k, v in plan["lifetimes"].items()},
+            sizes=plan.get("sizes", {}), alignment=int(plan.get("alignment", 1)),
         )
     return str(state["stage"])
 

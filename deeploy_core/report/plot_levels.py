@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from deeploy_core.midend.memory_plan import align_up
 from deeploy_core.report.memory_plot import PlotBlock, PlotLevel
 
 #: Name of the arena's level when the deployer has no memory hierarchy.
@@ -23,11 +22,9 @@ def arena_plot_level(deployer: Any) -> PlotLevel:
     hierarchy = getattr(deployer, "memory_hierarchy", None)
     name = hierarchy.default_level if hierarchy is not None else ARENA_LEVEL_NAME
     capacity = hierarchy.level(name).size if hierarchy is not None else None
-    alignment = hierarchy.alignment if hierarchy is not None else 1
     blocks = tuple(
-        PlotBlock(buffer, plan.offsets[buffer], align_up(max(deployer.ctxt[buffer].size_bytes, 1), alignment),
-                  life.first, life.end)
-        for buffer, life in sorted(plan.lifetimes.items())
+        PlotBlock(block.id, plan.offsets[block.id], block.size, block.lower, block.upper)
+        for block in sorted(plan.allocation_problem().blocks, key=lambda block: block.id)
     )
     return PlotLevel(name, capacity, blocks)
 

@@ -25,9 +25,13 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from deeploy_core.allocation.model_contribution import ModelBlock, ModelPlacement, TilingModelAllocator
 from deeploy_core.tiling.geometry import Extent
 
 STRATEGIES = ("max", "min", "random-max")
+TABLE_BLOCK = "table"
+EXTRA_BLOCK = "(extra)"
+"""Model blocks for the tiling table and for the constant bytes (scratch probes, alignment slack)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class TensorTerm:
     extents: tuple[Extent, ...]
     element_bytes: int
     buffers: int
+    block: str = ""
+    """The id of the tensor's block in the layer's memory map (``in0``, ``out0``, …); defaults to ``name``."""
 
 
 @dataclass
@@ -64,6 +70,7 @@ class _LayerVars:
     choices: list[cp_model.IntVar] = field(default_factory=list)
     count: cp_model.IntVar | int = 1
     memory: cp_model.LinearExpr | int = 0
+    blocks: list[ModelBlock] = field(default_factory=list)
 
 
 def _product(model: cp_model.CpModel, factors: list[cp_model.IntVar | int], bound: int, label: str) -> cp_model.IntVar | int:
@@ -130,9 +137,15 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
             extents.append(value)
         bound = math.prod(e.full for e in tensor.extents) if tensor.extents else 1
         elements = _product(model, extents, bound, f"L{index}_x{tensor_index}")
-        terms.append(tensor.buffers * tensor.element_bytes * elements + tensor.buffers * (layer.alignment - 1))
+        term = tensor.buffers * tensor.element_bytes * elements + tensor.buffers * (layer.alignment - 1)
+        terms.append(term)
+        largest = tensor.buffers * (tensor.element_bytes * bound + layer.alignment - 1)
+        variables.blocks.append(ModelBlock(tensor.block or tensor.name, index, index + 1, term, largest))
     table = 4 * layer.table_columns * variables.count
-    variables.memory = sum(terms) + table + layer.extra_bytes + (layer.alignment - 1)  # type: ignore[assignment]
+    extra = layer.extra_bytes + (layer.alignment - 1)
+    variables.memory = sum(terms) + table + extra  # type: ignore[assignment]
+    variables.blocks.append(ModelBlock(TABLE_BLOCK, index, index + 1, table, 4 * layer.table_columns * max_tiles))
+    variables.blocks.append(ModelBlock(EXTRA_BLOCK, index, index + 1, extra, extra))
     return variables
 
 
@@ -144,15 +157,26 @@ class CpResult:
     status: str
     seconds: float
     objective: float | None = None
+    orders: dict[str, list[str]] = field(default_factory=dict)
+    """Per layer, the block order a co-optimising allocator chose (lowest address first)."""
 
 
-def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0, time_limit: float = 10.0) -> CpResult:
-    """Solve the network's tiling in one model; every layer's memory within its budget."""
+def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0, time_limit: float = 10.0,
+                 allocator: TilingModelAllocator | None = None) -> CpResult:
+    """Solve the network's tiling in one model; every layer's memory within its budget.
+
+    With a co-optimising ``allocator`` the memory constraint of each layer is
+    the allocator's own placement model instead of the plain sum of sizes.
+    """
     model = cp_model.CpModel()
     per_layer = []
+    placements: dict[str, ModelPlacement] = {}
     for index, layer in enumerate(layers):
         variables = _add_layer(model, layer, index)
-        model.Add(variables.memory <= layer.budget)
+        if allocator is not None:
+            placements[layer.name] = allocator.add_to_tiling_model(model, variables.blocks, layer.budget, f"L{index}")
+        else:
+            model.Add(variables.memory <= layer.budget)
         per_layer.append(variables)
     counts = [v.count for v in per_layer]
     choices = [choice for v in per_layer for choice in v.choices]
@@ -173,7 +197,8 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
         layer.name: {axis: int(solver.Value(var)) for axis, var in sorted(v.tiles.items())}
         for layer, v in zip(layers, per_layer)
     }
-    return CpResult(tiles, solver.StatusName(status), solver.WallTime(), solver.ObjectiveValue())
+    orders = {name: placement.order(solver) for name, placement in placements.items()}
+    return CpResult(tiles, solver.StatusName(status), solver.WallTime(), solver.ObjectiveValue(), orders)
 
 
 def minimum_memory(layer: LayerModel, time_limit: float = 5.0) -> int | None:

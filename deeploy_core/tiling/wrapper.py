@@ -16,7 +16,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from deeploy_core.allocation import AllocationBlock, AllocationProblem, AllocationSolution, find_allocation_errors
+from deeploy_core.allocation import (
+    AllocationBlock,
+    AllocationProblem,
+    AllocationSolution,
+    TilingModelAllocator,
+    find_allocation_errors,
+    stack_in_order,
+)
 from deeploy_core.deployer import Deployer, DeployerWrapper
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import BufferKind
@@ -26,13 +33,31 @@ from deeploy_core.midend.memory_plan import align_up
 from deeploy_core.midend.parse import qualified_op
 from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, emit_tiled_layer, resident_inputs, table_columns
 from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS, UNTILED
-from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, minimum_memory, solve_tiling
+from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, TensorTerm, minimum_memory, solve_tiling
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.solution import LayerTiling, TilingSolution
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
 
 BUFFERING_SLOTS = {"single": 1, "double": 2}
+SCRATCH_BLOCK = "(scratch)"
+
+
+def expand_model_order(order: list[str], block_ids: list[str]) -> list[str]:
+    """A co-optimising allocator's order over model blocks, as memory-map block ids.
+
+    The model has one scratch block (and one for constant bytes) where the map
+    has one block per scratch buffer: those stand in for every ``scratch:*``
+    block, at the position the allocator gave them.
+    """
+    scratch = [b for b in block_ids if b.startswith("scratch:")]
+    expanded: list[str] = []
+    for block in order:
+        if block in (SCRATCH_BLOCK, EXTRA_BLOCK):
+            expanded += [b for b in scratch if b not in expanded]
+        elif block in block_ids:
+            expanded.append(block)
+    return expanded
 
 
 class TilingInfeasibleError(DeeployError):
@@ -106,6 +131,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         if (tilingSolution is None) != (memoryMap is None):
             raise DeeployError("tile() takes a tiling solution and a memory map together, or neither")
         self.tiling_times = TilingTimes()
+        self.placement_orders = {}
         if tilingSolution is None:
             tilingSolution = self.computeTilingSolution()
         self.tiling_solution = tilingSolution
@@ -145,12 +171,14 @@ class TilerDeployerWrapper(DeployerWrapper):
                     continue
                 tensor = node.inputs[index]
                 fixed = all(e.axis is None or e.axis not in tiled_axes for e in extents)
-                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, 1 if fixed else slots))
-            for tensor in [t for t in node.outputs if t.name]:
+                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, 1 if fixed else slots,
+                                          block=f"in{index}"))
+            for out_index, tensor in enumerate([t for t in node.outputs if t.name]):
                 shape = self.ctxt[tensor.name].shape
                 extents = tuple(Extent(dim, axis if axis in tiled_axes else None) for axis, dim in enumerate(shape)) \
                     if tensor is node.outputs[0] else tuple(Extent(dim) for dim in shape)
-                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, slots))
+                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, slots,
+                                          block=f"out{out_index}"))
             extra = self._scratch_terms(layer, constraint, tiled_axes, tensors)
             columns = 1 + len(node.inputs) + len([t for t in node.outputs if t.name])
             models.append(LayerModel(layer.c_name, out_shape, tuple(tiled_axes), tensors, columns, alignment,
@@ -182,7 +210,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         if not scaling:
             return align_up(full, alignment) + alignment - 1
         unit = -(-full // math.prod(out_shape[a] for a in scaling))
-        tensors.append(TensorTerm("(scratch)", tuple(Extent(out_shape[a], a) for a in scaling), unit, 1))
+        tensors.append(TensorTerm("(scratch)", tuple(Extent(out_shape[a], a) for a in scaling), unit, 1,
+                                  block=SCRATCH_BLOCK))
         return 2 * (alignment - 1)
 
     def computeTilingSolution(self) -> TilingSolution:
@@ -190,7 +219,9 @@ class TilerDeployerWrapper(DeployerWrapper):
         started = time.perf_counter()
         models = self.layer_models()
         built = time.perf_counter()
-        result = solve_tiling(models, self.strategy, self.seed, self.time_limit)
+        co_optimising = self.allocator if isinstance(self.allocator, TilingModelAllocator) else None
+        result = solve_tiling(models, self.strategy, self.seed, self.time_limit, co_optimising)
+        self.placement_orders = result.orders
         self.tiling_times.model_build += built - started
         self.tiling_times.solve += time.perf_counter() - built
         if result.tiles is None:
@@ -280,6 +311,10 @@ class TilerDeployerWrapper(DeployerWrapper):
                 offsets = {name: int(offset) for name, offset in memoryMap.get(tiled.layer.c_name, {}).items()}
                 if set(offsets) != set(sizes):
                     raise DeeployError(f"the memory map does not match layer {tiled.layer.name!r}'s buffers")
+            elif tiled.layer.c_name in self.placement_orders:
+                order = expand_model_order(self.placement_orders[tiled.layer.c_name], sorted(sizes))
+                offsets = stack_in_order(order, {b.id: b.size for b in blocks}, {b.id: (0, 1) for b in blocks},
+                                         alignment)
             else:
                 solution = self.allocator.solve(problem)
                 if not solution.feasible:
