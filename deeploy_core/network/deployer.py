@@ -96,7 +96,8 @@ class NetworkDeployer(Deployer):
         weights_header, weights_source = emit_weights(self.ctxt)
         files = {
             HEADER_NAME: emit_header(self.ctxt, self.memory_plan, name),
-            SOURCE_NAME: emit_source(self.ctxt, self.memory_plan, blocks, headers, name, self.extra_definitions),
+            SOURCE_NAME: emit_source(self.ctxt, self.memory_plan, blocks, headers, name, self.extra_definitions,
+                                     self.platform.placement),
             WEIGHTS_HEADER: weights_header,
             WEIGHTS_NAME: weights_source,
         }

@@ -1,5 +1,6 @@
 """Platform descriptions."""
 
 from deeploy_core.platform.model import Engine, Platform, RuntimeLibrary
+from deeploy_core.platform.placement import STATIC_ARRAYS, StaticPlacement
 
-__all__ = ["Engine", "Platform", "RuntimeLibrary"]
+__all__ = ["STATIC_ARRAYS", "Engine", "Platform", "RuntimeLibrary", "StaticPlacement"]

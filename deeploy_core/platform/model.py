@@ -8,6 +8,7 @@ from typing import Any, Callable, Mapping
 
 from deeploy_core.mapping import NodeMapper
 from deeploy_core.passes import Pass
+from deeploy_core.platform.placement import STATIC_ARRAYS, StaticPlacement
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Platform:
     """How tiles move between memory levels (:class:`deeploy_core.tiling.TransferPrimitives`); None: no tiling."""
     tile_constraints: Mapping[str, Any] = field(default_factory=dict)
     """Per-op overrides of the core's tile constraints (kernel policy: whole channels, multiples of N, …)."""
+    placement: StaticPlacement = STATIC_ARRAYS
+    """Where the arena and the constants live (static arrays unless the platform says otherwise)."""
 
     def mappers_for(self, op_type: str) -> list[tuple[Engine, NodeMapper]]:
         """Every (engine, mapper) that claims ``op_type``, in engine order."""
