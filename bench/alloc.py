@@ -1,12 +1,13 @@
 """Run a registered allocator on allocation instances and print how it did.
 
     python bench/alloc.py --allocator NAME [--capacity N] [--time-limit S] [--output SOLUTION.csv|DIR]
-                          INSTANCE.csv…
+                          [--option KEY=VALUE …] INSTANCE.csv…
 
 Instances are ``id,lower,upper,size`` CSVs (half-open lifetimes): the published MiniMalloc benchmarks
 (``../shared/bench/alloc/minimalloc-challenging/``, capacity in the file name) and the peer networks'
 arenas exported by ``bench/export_alloc_instances.py``. Without a capacity (none given, none in the file
-name) the allocator minimises the peak. Every solution is checked by the core's independent verifier.
+name) the allocator minimises the peak. ``--option KEY=VALUE`` passes a keyword option to the allocator's
+factory (the value read as a YAML scalar), e.g. ``--option mode=minimise`` for MiniMalloc. Every solution is checked by the core's independent verifier.
 
 Per instance: buffers, lower bound (max live bytes), peak found, gap to the bound, whether it was solved
 at the capacity, and the time. Solutions are written as ``id,lower,upper,size,offset`` (one instance:
@@ -24,18 +25,37 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from deeploy_core.allocation import find_allocation_errors, read_instance, write_solution
 from deeploy_core.errors import DeeployError
 from deeploy_core.plugins import PluginHost, PluginSelection
 
 
-def make_allocator(host: PluginHost, name: str, time_limit: float | None) -> Any:
-    options: dict[str, Any] = {}
+def parse_option(text: str) -> tuple[str, Any]:
+    """``"mode=minimise"`` → ``("mode", "minimise")``; the value is a YAML scalar (``60`` is an int, ``null`` None)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise DeeployError(f"--option {text!r}: expected KEY=VALUE")
+    parsed = yaml.safe_load(value) if value.strip() else ""
+    if isinstance(parsed, (dict, list)):
+        raise DeeployError(f"--option {text!r}: the value must be a scalar")
+    return key.strip(), parsed
+
+
+def make_allocator(host: PluginHost, name: str, time_limit: float | None, extra: dict[str, Any]) -> Any:
+    options: dict[str, Any] = dict(extra)
     if time_limit is not None:
-        factory = host.extension("allocator", name).factory
-        if "time_limit" not in inspect.signature(factory).parameters:
-            raise DeeployError(f"allocator {name!r} takes no time limit")
         options["time_limit"] = time_limit
+    factory = host.extension("allocator", name).factory
+    parameters = inspect.signature(factory).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    unknown = sorted(key for key in options if key not in parameters and not takes_any)
+    if unknown:
+        accepted = sorted(key for key, p in parameters.items()
+                          if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+        raise DeeployError(f"allocator {name!r} takes no option {', '.join(map(repr, unknown))} "
+                           f"(it takes: {', '.join(accepted) or 'none'})")
     return host.create("allocator", name, **options)
 
 
@@ -54,11 +74,14 @@ def main() -> int:
     parser.add_argument("--capacity", type=int, default=None, help="bytes (default: from the file name, else minimise)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds, passed to the allocator")
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="keyword option for the allocator (repeatable)")
     parser.add_argument("instances", nargs="+", type=Path)
     args = parser.parse_args()
     try:
         host = PluginHost.discover(PluginSelection.from_options(os.environ))
-        allocator = make_allocator(host, args.allocator, args.time_limit)
+        options = dict(parse_option(text) for text in args.option)
+        allocator = make_allocator(host, args.allocator, args.time_limit, options)
         problems = [(path, read_instance(path, args.capacity)) for path in args.instances]
     except DeeployError as error:
         print(f"error: {error}", file=sys.stderr)

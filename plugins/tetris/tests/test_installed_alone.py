@@ -1,59 +1,27 @@
 """The core with only this allocator plugin (and the generic C platform) installed: a real ``pip install``.
 
-The venv sees this environment's third-party packages (onnx, ortools, …)
-through a filtered copy of its site directory that leaves out every deeploy
-distribution, so exactly the three distributions installed here exist in it.
+:func:`deeploy_core.testing.isolated_install.isolated_venv` gives a venv in
+which exactly the three distributions installed here exist.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import site
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
+from deeploy_core.testing.isolated_install import isolated_venv
+
 REPO = Path(__file__).resolve().parents[3]
-
-
-def _filtered_site(directory: Path) -> Path:
-    """Links to every entry of this environment's site directories except deeploy's own."""
-    directory.mkdir()
-    for parent in dict.fromkeys([*site.getsitepackages(), sysconfig.get_paths()["purelib"]]):
-        for entry in sorted(Path(parent).iterdir()):
-            if "deeploy" in entry.name.lower() or (directory / entry.name).exists():
-                continue
-            (directory / entry.name).symlink_to(entry)
-    return directory
 
 
 @pytest.fixture(scope="module")
 def lone_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tetris-alone")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    target_site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                 check=True, capture_output=True, text=True).stdout.strip()
-    shared = _filtered_site(root / "shared-site")
-    Path(target_site, "parent_packages.pth").write_text(f"import site; site.addsitedir({str(shared)!r})\n")
-    sources = root / "sources"
-    core = sources / "core"
-    core.mkdir(parents=True)
-    shutil.copy(REPO / "pyproject.toml", core)
-    shutil.copy(REPO / "README.md", core)
-    shutil.copytree(REPO / "deeploy_core", core / "deeploy_core", ignore=shutil.ignore_patterns("__pycache__"))
-    plugins = [shutil.copytree(REPO / "plugins" / name, sources / name, ignore=shutil.ignore_patterns(
-        "__pycache__", "*.egg-info", "build", "tests")) for name in ("generic_c", "tetris")]
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    "--no-index", "--no-build-isolation", "--no-cache-dir", str(core), *map(str, plugins)],
-                   check=True, cwd=root)
-    return python
+    return isolated_venv(root, [REPO, REPO / "plugins" / "generic_c", REPO / "plugins" / "tetris"])
 
 
 def _cli(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
