@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -14,6 +15,12 @@ from deeploy_minimalloc import plugin as minimalloc_plugin
 
 REPO = Path(__file__).resolve().parents[3]
 CHALLENGING = REPO.parent / "shared" / "bench" / "alloc" / "minimalloc-challenging"
+
+REQUIRE_NATIVE = "DEEPLOY_MINIMALLOC_REQUIRE_NATIVE"
+"""Set (CI sets it) to make a missing C core a failure instead of a skip, so a broken build cannot hide."""
+
+if os.environ.get(REQUIRE_NATIVE) and not native_available():
+    raise pytest.UsageError(f"{REQUIRE_NATIVE} is set but the MiniMalloc C search core was not built in this install")
 
 _NO_NATIVE = pytest.mark.skipif(not native_available(), reason="the C search core was not built in this install")
 
