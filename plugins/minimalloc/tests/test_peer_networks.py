@@ -2,7 +2,7 @@
 
 Untiled, it allocates the activation arena (minimise mode: no capacity),
 which must reach the lower bound (the most bytes alive at one step) or say
-how far above it stayed; the arena map is re-verified here from the deployer.
+how far above it stayed; the arena map is re-verified from the deployer.
 Tiled (L1 = 16000 B, double buffering) it decides each layer's L1 map under
 the level's capacity, and the generated C is built, run and compared with
 the golden outputs.
@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from deeploy_core.allocation import AllocationBlock, AllocationProblem, AllocationSolution, find_allocation_errors
-from deeploy_core.api import CompileOptions, compile_model, validate_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.allocator_on_peers import arena_with, check_tiled_run
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 
 ROOT = peer_tests_root(Path(__file__).parent)
@@ -27,16 +26,7 @@ MISSING = "Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing
 @pytest.mark.skipif(ROOT is None, reason=MISSING)
 @pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
 def test_arena_reaches_the_lower_bound_or_reports_the_gap(peer, minimalloc_host: PluginHost) -> None:
-    deployer, generated = compile_model(
-        peer.model, CompileOptions(platform="generic-c", input_types=peer.input_types(), allocator="minimalloc"),
-        minimalloc_host)
-    plan = deployer.memory_plan
-    blocks = tuple(AllocationBlock(name, life.first, life.end, max(deployer.ctxt[name].size_bytes, 1))
-                   for name, life in plan.lifetimes.items())
-    problem = AllocationProblem(blocks, capacity=plan.arena_bytes)
-    assert find_allocation_errors(problem, AllocationSolution(plan.offsets)) == []
-    memory = generated.report["memory"]
-    assert memory["allocator"] == "minimalloc"
+    deployer, memory = arena_with(peer, "minimalloc", minimalloc_host)
     report = deployer.allocator.last_report
     assert report is not None and report.mode == "minimise"
     if memory["arena_bytes"] > memory["lower_bound_bytes"]:
@@ -49,12 +39,4 @@ def test_arena_reaches_the_lower_bound_or_reports_the_gap(peer, minimalloc_host:
 @pytest.mark.skipif(ROOT is None, reason=MISSING)
 @pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
 def test_tiled_l1_maps_run_correctly(peer, minimalloc_host: PluginHost, minimalloc_runtime_cache: Path) -> None:
-    options = CompileOptions(platform="generic-c", input_types=peer.input_types(), allocator="minimalloc",
-                             level_sizes={"L1": 16000}, buffering="double")
-    tolerance = 1e-4 if peer.is_float else 0.0
-    generated, result = validate_model(peer.model, options, minimalloc_host, inputs_npz=peer.inputs,
-                                       outputs_npz=peer.outputs, atol=tolerance, rtol=tolerance, repeats=1,
-                                       cache_dir=minimalloc_runtime_cache)
-    assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]
-    level = generated.report["memory_levels"]["L1"]
-    assert level["used"] <= level["capacity"] == 16000
+    check_tiled_run(peer, "minimalloc", minimalloc_host, minimalloc_runtime_cache)
