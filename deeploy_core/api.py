@@ -13,6 +13,7 @@ import numpy as np
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
+from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.importer import read_model
 from deeploy_core.ir import DataType
 from deeploy_core.network import GeneratedNetwork
@@ -42,6 +43,8 @@ class CompileOptions:
     tiling_strategy: str = "max"
     tiling_from: Path | None = None
     """A ``report.json`` of an earlier compile whose tiling solution and memory map are reused."""
+    cores: int | None = None
+    """Cores of a cluster platform (``--cores``); None: the platform's default."""
 
 
 def compile_model(
@@ -52,7 +55,9 @@ def compile_model(
     state_dir: Path | None = None,
 ) -> tuple[Deployer, GeneratedNetwork]:
     """Compose the deployer the options name and run every stage on ``model_path``."""
-    memory_level, tiler, extra = tiling_choice(options)
+    memory_level, tiler, extra = tiling_choice(options, platform_memory_level(host, options.platform))
+    if options.cores is not None:
+        extra["cores"] = check_cores(host, options.platform, options.cores)
     choice = DeployerChoice(
         platform=options.platform,
         memory_level=memory_level,
@@ -71,11 +76,37 @@ def compile_model(
     return deployer, generated
 
 
-def tiling_choice(options: CompileOptions) -> tuple[str | None, str | None, dict[str, object]]:
+def platform_memory_level(host: PluginHost, platform: str) -> str | None:
+    """The memory level a platform always compiles with (its registration says), or None.
+
+    An unknown platform yields None here; composing the deployer then reports
+    it with the list of installed platforms.
+    """
+    if platform not in {extension.name for extension in host.extensions("platform")}:
+        return None
+    return getattr(host.extension("platform", platform), "memory_level", None)
+
+
+def check_cores(host: PluginHost, platform: str, cores: int) -> int:
+    """``cores`` if the platform has that many (its registration's ``max_cores``), else a one-line error."""
+    if platform not in {extension.name for extension in host.extensions("platform")}:
+        return cores
+    most = getattr(host.extension("platform", platform), "max_cores", 1)
+    if most == 1 and cores != 1:
+        raise DeeployError(f"--cores {cores}: platform {platform!r} has a single core; --cores is for cluster platforms")
+    if not 1 <= cores <= most:
+        raise DeeployError(f"--cores {cores}: platform {platform!r} has at most {most} cores")
+    return cores
+
+
+def tiling_choice(options: CompileOptions, platform_level: str | None = None
+                  ) -> tuple[str | None, str | None, dict[str, object]]:
     """(memory level, tiler, deployer options) implied by the tiling options.
 
     A level size, a hierarchy or a tiler turns the memory-aware, tiled flow on;
     the built-in two-level hierarchy and the buffering's tiler are the defaults.
+    A platform whose kernels only read its compute memory (``platform_level``,
+    from its registration) is always tiled, with its own hierarchy by default.
     """
     from deeploy_core.builtin.plugin import DOUBLE_BUFFERING, HOST_TWO_LEVEL, SINGLE_BUFFERING
     from deeploy_core.tiling.loading import load_tiling
@@ -90,9 +121,9 @@ def tiling_choice(options: CompileOptions) -> tuple[str | None, str | None, dict
         else:
             memory_level = memory_level or options.memory_hierarchy
     wants_tiling = bool(options.level_sizes) or options.memory_hierarchy is not None or tiler is not None \
-        or options.tiling_from is not None
+        or options.tiling_from is not None or platform_level is not None
     if wants_tiling:
-        memory_level = memory_level or HOST_TWO_LEVEL
+        memory_level = memory_level or platform_level or HOST_TWO_LEVEL
         tiler = tiler or (DOUBLE_BUFFERING if options.buffering == "double" else SINGLE_BUFFERING)
     if options.tiling_from is not None:
         extra["tiling_solution"], extra["memory_map"] = load_tiling(options.tiling_from)

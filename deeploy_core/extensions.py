@@ -62,9 +62,17 @@ class PlatformExtension(Extension):
     ``factory(**options)`` returns the platform's deployer (a
     :class:`deeploy_core.deployer.Deployer`), which owns the engines, op
     mappings, buffer kinds and default memory hierarchy of the platform.
+    ``memory_level`` names the memory level (registered by the same or another
+    plugin) the platform always compiles with, for targets whose kernels can
+    only read a small compute memory; None (the default) compiles untiled
+    unless the user asks for levels.
     """
 
     kind: ClassVar[str] = "platform"
+
+    memory_level: str | None = None
+    max_cores: int = 1
+    """The most cores ``--cores`` may ask for (a cluster platform takes ``cores`` as a factory option)."""
 
 
 @dataclass(frozen=True, kw_only=True)

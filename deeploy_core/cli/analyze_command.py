@@ -45,8 +45,22 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, **selection
         f"numberOfOps {report['numberOfOps']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
         f"arena {memory['arena_bytes']} B (lower bound {memory['lower_bound_bytes']} B, allocator {memory['allocator']})"
     )
+    if "estimate" in report:
+        console.print(estimate_table(report["estimate"]))
     for warning in report["warnings"]:
         console.print(f"[yellow]warning:[/] {warning}")
+
+
+def estimate_table(estimate: dict) -> Table:
+    """A platform's performance estimate (``report["estimate"]``, e.g. a cluster's cost model) per layer."""
+    table = Table(title=f"estimated cycles: {estimate['cycles']} in total")
+    columns = (("layer", "layer"), ("tiles", "tiles"), ("cycles", "cycles"), ("compute", "compute_cycles"),
+               ("DMA", "dma_cycles"), ("bytes in", "bytes_in"), ("bytes out", "bytes_out"))
+    for title, _ in columns:
+        table.add_column(title, overflow="fold")
+    for layer in estimate["layers"]:
+        table.add_row(*(str(layer.get(key, "-")) for _, key in columns))
+    return table
 
 
 def requantisation_text(requant: dict | None) -> str:

@@ -42,6 +42,8 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Size of level L1; on the generic platform this switches the tiled mode on."),
         click.option("--l2", "l2", type=click.IntRange(1), default=None, metavar="BYTES", help="Size of level L2."),
         click.option("--l3", "l3", type=click.IntRange(1), default=None, metavar="BYTES", help="Size of level L3."),
+        click.option("--cores", "cores", type=click.IntRange(1), default=None, metavar="N",
+                     help="Cores of a cluster platform (e.g. pulp-cluster, default 8)."),
         click.option("--buffering", type=click.Choice(["single", "double"]), default="single", show_default=True,
                      help="Tile buffers per tensor: double fetches the next tile while the current one computes."),
         click.option("--tiling-strategy", type=click.Choice(["max", "min", "random-max"]), default="max",
@@ -74,6 +76,7 @@ def compile_options(
     buffering: str = "single",
     tiling_strategy: str = "max",
     tiling_from: Path | None = None,
+    cores: int | None = None,
 ) -> CompileOptions:
     """The parsed form of :func:`model_options`."""
     types = data_input_types(model, input_types_from) if input_types_from else {}
@@ -92,6 +95,7 @@ def compile_options(
         memory_hierarchy=memory_hierarchy,
         tiling_strategy=tiling_strategy,
         tiling_from=tiling_from,
+        cores=cores,
     )
 
 

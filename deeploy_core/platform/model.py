@@ -45,6 +45,8 @@ class Platform:
     """Per-op overrides of the core's tile constraints (kernel policy: whole channels, multiples of N, …)."""
     placement: StaticPlacement = STATIC_ARRAYS
     """Where the arena and the constants live (static arrays unless the platform says otherwise)."""
+    parallelism: Any = None
+    """How a cluster's cores share tiled layers (:class:`deeploy_core.tiling.parallel.ClusterParallelism`); None: one core."""
 
     def mappers_for(self, op_type: str) -> list[tuple[Engine, NodeMapper]]:
         """Every (engine, mapper) that claims ``op_type``, in engine order."""

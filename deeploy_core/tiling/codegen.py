@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.tiling.tiles import TiledLayer, tile_input_name, tile_output_name, tile_scratch_name
 from deeploy_core.tiling.transfers import TransferPrimitives
+
+if TYPE_CHECKING:
+    from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit
 
 MAX_RANK = 8
 
@@ -52,6 +56,8 @@ class LayerLayout:
     """input index → (offset, bytes per slot)."""
     outputs: dict[int, tuple[int, int]] = field(default_factory=dict)
     scratch: dict[str, int] = field(default_factory=dict)
+    scratch_strides: dict[str, int] = field(default_factory=dict)
+    """scratch key → bytes between two cores' copies (cluster platforms; 0 or absent: one copy)."""
     resident: set[int] = field(default_factory=set)
     slots: int = 1
     peak: int = 0
@@ -113,11 +119,16 @@ def bytes_moved(tiled: TiledLayer, ctxt: NetworkContext) -> tuple[int, int]:
 
 
 def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, primitives: TransferPrimitives,
-                     level_pointer: str, prefix: str, shared: dict[str, str] | None = None) -> tuple[str, list[str]]:
+                     level_pointer: str, prefix: str, shared: dict[str, str] | None = None,
+                     parallel: ClusterParallelism | None = None, split: LayerSplit | None = None
+                     ) -> tuple[str, list[str]]:
     """(body for RunNetwork, file-scope definitions) of one tiled layer.
 
     ``shared`` maps function texts (with the name blanked) to the function
     already emitted for them, so identical transfer functions are emitted once.
+    With ``parallel`` the layer becomes a task forked on every core of a
+    cluster: the leader (core 0) moves tiles, barriers separate moving from
+    computing, and each core computes its share of a tile (``split``).
     """
     node = tiled.layer.node
     outputs = [t for t in node.outputs if t.name]
@@ -176,9 +187,11 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
             pointers.append(f"{c_type} *{tile_output_name(i)} = {slot_pointer(offset, stride, 'slot', c_type)};")
         for key in sorted(variant.scratch):
             pointers.append(f"uint8_t *{tile_scratch_name(key)} = ({level_pointer} + {layout.scratch[key]});")
-        names_declared = [line.split("=")[0].split("*")[-1].strip() for line in pointers]
-        silence_pointers = " ".join(f"(void){name};" for name in names_declared)  # parameters read at compile time
-        body = "\n".join(pointers + ([silence_pointers] if silence_pointers else []) + [variant.code])
+        if parallel is None:
+            body = _kernel_block(pointers, variant.code)
+        else:
+            body = _cluster_kernel(pointers, variant, tiled, ctxt, layout, parallel,
+                                   split.variants[number] if split is not None else None, level_pointer)
         fetch_cases.append(f"    case {number}:\n" + "".join(f"        {line}\n" for line in fetch) + "        break;")
         resident_cases.append(f"    case {number}:\n" + "".join(f"        {line}\n" for line in resident) + "        break;")
         store_cases.append(f"    case {number}:\n" + "".join(f"        {line}\n" for line in store) + "        break;")
@@ -207,6 +220,83 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
     wait_resident = [primitives.wait.format(future=f"resident_futures[{i}]") for i in sorted(layout.resident)]
     wait_outputs = [primitives.wait.format(future=f"out_futures[{{slot}}][{i}]") for i in range(n_out)]
     count = len(tiled.tiles)
+    compute_lines = [line for block in compute for line in block.splitlines()]
+    if parallel is None:
+        lines = _serial_schedule(tiled, layout, prefix, level_pointer, future, names, columns, n_in, n_out,
+                                 compute_lines, wait_inputs, wait_resident, wait_outputs)
+        return "\n".join(lines), definitions
+    lines = _cluster_schedule(tiled, layout, prefix, level_pointer, future, names, columns, n_in, n_out,
+                              compute_lines, wait_inputs, wait_resident, wait_outputs, parallel)
+    task = f"{prefix}_task"
+    definitions.append(f"static void {task}(void *dc_arg) {{\n    (void)dc_arg;\n"
+                       + "\n".join(f"    {line}" if line else "" for line in lines) + "\n}")
+    return parallel.fork.format(task=task), definitions
+
+
+def _kernel_block(pointers: list[str], code: str) -> str:
+    """Tile pointer declarations (each also marked used: kernels may read parameters at compile time) + kernel."""
+    names_declared = [line.split("=")[0].split("*")[-1].strip() for line in pointers]
+    silence_pointers = " ".join(f"(void){name};" for name in names_declared)
+    return "\n".join(pointers + ([silence_pointers] if silence_pointers else []) + [code])
+
+
+def _with_offset(pointer: str, offset: str) -> str:
+    """``T *name = expr;`` → ``T *name = expr + offset;``."""
+    return pointer[:-1] + f" + {offset};"
+
+
+def _cluster_kernel(pointers: list[str], variant: object, tiled: TiledLayer, ctxt: NetworkContext,
+                    layout: LayerLayout, parallel: ClusterParallelism, split: object, level_pointer: str) -> str:
+    """One variant's compute on a cluster: each core its share, or the leader alone when the variant is not split."""
+    core = parallel.core_id
+    count = parallel.count_work
+
+    def counted(work: int) -> list[str]:
+        return [count.format(macs=f"{work}u")] if count else []
+
+    if split is None:
+        return "\n".join([f"if ({core} == 0) {{",
+                          *[f"    {line}" for line in _kernel_block(pointers, variant.code).splitlines()],
+                          *[f"    {line}" for line in counted(variant.work)], "}"])
+    node = tiled.layer.node
+    inputs = [i for i, tensor in enumerate(node.inputs) if tensor.name]
+    offsets = [f"dc_in{i}" for i in inputs] + ["dc_out0"]
+    lines = [f"const int32_t dc_core = (int32_t)({core});",
+             "int32_t dc_share = -1;",
+             "int64_t " + ", ".join(f"{name} = 0" for name in offsets) + ";",
+             "switch (dc_core) {"]
+    for number, share in enumerate(split.shares):
+        if share is None:
+            continue
+        values = [f"{name} = {share.input_offsets.get(i, 0)};" for name, i in zip(offsets, inputs)
+                  if share.input_offsets.get(i, 0)]
+        if share.output_offsets[0]:
+            values.append(f"dc_out0 = {share.output_offsets[0]};")
+        lines.append(f"case {number}: dc_share = {share.sub}; {' '.join(values)} break;".replace("  ", " "))
+    lines += ["default:", "    break;", "}", "(void)" + "; (void)".join(offsets) + ";", "switch (dc_share) {"]
+    for number, sub in enumerate(split.subs):
+        shared_pointers = []
+        for line in pointers:
+            name = line.split("=")[0].split("*")[-1].strip()
+            if name.startswith("dc_tile_in"):
+                shared_pointers.append(_with_offset(line, f"dc_in{name[len('dc_tile_in'):]}"))
+            elif name.startswith("dc_tile_out"):
+                shared_pointers.append(_with_offset(line, "dc_out0"))
+            elif name.startswith("dc_tile_scratch_"):
+                key = name[len("dc_tile_scratch_"):]
+                stride = layout.scratch_strides.get(key, 0)
+                shared_pointers.append(_with_offset(line, f"(int64_t)dc_core * {stride}") if stride else line)
+        block = _kernel_block(shared_pointers, sub.code).splitlines() + counted(sub.work)
+        lines += [f"case {number}: {{", *[f"    {line}" for line in block], "    break;", "}"]
+    lines += ["default:", "    break;", "}"]
+    return "\n".join(lines)
+
+
+def _serial_schedule(tiled: TiledLayer, layout: LayerLayout, prefix: str, level_pointer: str, future: str,
+                     names: dict[str, str], columns: int, n_in: int, n_out: int, compute_lines: list[str],
+                     wait_inputs: list[str], wait_resident: list[str], wait_outputs: list[str]) -> list[str]:
+    """The tile loop on one core: transfers and kernels in program order."""
+    count = len(tiled.tiles)
     lines = [
         "{",
         f"    /* {tiled.layer.name}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering */",
@@ -225,7 +315,7 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
             f"        {names['fetch']}(row, 0, in_futures[0]);",
             *[f"        {w.format(slot=0)}" for w in wait_inputs],
             "        const int32_t slot = 0;",
-            *[f"        {line}" for block in compute for line in block.splitlines()],
+            *[f"        {line}" for line in compute_lines],
             f"        {names['store']}(row, 0, out_futures[0]);",
             *[f"        {w.format(slot=0)}" for w in wait_outputs],
             "    }",
@@ -241,10 +331,82 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
             "        if (t >= 2) {",
             *[f"            {w.format(slot='slot')}" for w in wait_outputs],
             "        }",
-            *[f"        {line}" for block in compute for line in block.splitlines()],
+            *[f"        {line}" for line in compute_lines],
             f"        {names['store']}(row, slot, out_futures[slot]);",
             "    }",
             *[f"    {w.format(slot=s)}" for s in (0, 1) for w in wait_outputs],
         ]
     lines.append("}")
-    return "\n".join(lines), definitions
+    return lines
+
+
+def _cluster_schedule(tiled: TiledLayer, layout: LayerLayout, prefix: str, level_pointer: str, future: str,
+                      names: dict[str, str], columns: int, n_in: int, n_out: int, compute_lines: list[str],
+                      wait_inputs: list[str], wait_resident: list[str], wait_outputs: list[str],
+                      parallel: ClusterParallelism) -> list[str]:
+    """The tile loop on every core of a cluster.
+
+    Only the leader (core 0) touches the table copy and the DMA; a barrier
+    after its waits publishes a tile to all cores, a barrier after the kernels
+    tells it every core is done with the tile's buffers.
+    """
+    count = len(tiled.tiles)
+    leader = f"const int32_t dc_leader = ({parallel.core_id}) == 0;"
+    barrier = parallel.barrier
+    lines = [
+        f"/* {tiled.layer.name}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering, "
+        f"{parallel.cores} cores */",
+        leader,
+        f"uint8_t *table_bytes = {level_pointer} + {layout.table_offset};",
+        "const int32_t *table = (const int32_t *)table_bytes;",
+        f"{future} in_futures[2][{max(n_in, 1)}] = {{{{0}}}}, out_futures[2][{max(n_out, 1)}] = {{{{0}}}}, "
+        f"resident_futures[{max(n_in, 1)}] = {{0}};",
+        "if (dc_leader) {",
+        f"    for (int32_t i = 0; i < {layout.table_bytes}; ++i) table_bytes[i] = ((const uint8_t *){prefix}_tiles)[i];",
+        f"    {names['fetch_resident']}(table, 0, resident_futures);",
+        *[f"    {w}" for w in wait_resident],
+        "}",
+        barrier,
+    ]
+    if layout.slots == 1:
+        lines += [
+            f"for (int32_t t = 0; t < {count}; ++t) {{",
+            f"    const int32_t *row = table + t * {columns};",
+            "    if (dc_leader) {",
+            f"        {names['fetch']}(row, 0, in_futures[0]);",
+            *[f"        {w.format(slot=0)}" for w in wait_inputs],
+            "    }",
+            f"    {barrier}",
+            "    const int32_t slot = 0;",
+            *[f"    {line}" for line in compute_lines],
+            f"    {barrier}",
+            "    if (dc_leader) {",
+            f"        {names['store']}(row, 0, out_futures[0]);",
+            *[f"        {w.format(slot=0)}" for w in wait_outputs],
+            "    }",
+            "}",
+        ]
+    else:
+        lines += [
+            f"if (dc_leader) {names['fetch']}(table, 0, in_futures[0]);",
+            f"for (int32_t t = 0; t < {count}; ++t) {{",
+            "    const int32_t slot = t & 1;",
+            f"    const int32_t *row = table + t * {columns};",
+            "    if (dc_leader) {",
+            *[f"        {w.format(slot='slot')}" for w in wait_inputs],
+            f"        if (t + 1 < {count}) {names['fetch']}(row + {columns}, slot ^ 1, in_futures[slot ^ 1]);",
+            "        if (t >= 2) {",
+            *[f"            {w.format(slot='slot')}" for w in wait_outputs],
+            "        }",
+            "    }",
+            f"    {barrier}",
+            *[f"    {line}" for line in compute_lines],
+            f"    {barrier}",
+            f"    if (dc_leader) {names['store']}(row, slot, out_futures[slot]);",
+            "}",
+            "if (dc_leader) {",
+            *[f"    {w.format(slot=s)}" for s in (0, 1) for w in wait_outputs],
+            "}",
+        ]
+    lines.append("(void)in_futures; (void)out_futures; (void)resident_futures;")
+    return lines

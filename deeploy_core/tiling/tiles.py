@@ -43,6 +43,8 @@ class Variant:
     input_shapes: list[tuple[int, ...] | None]
     output_shapes: list[tuple[int, ...]]
     scratch: dict[str, int]
+    work: int = 0
+    """Multiply-accumulates (or output elements, for kernels without MACs): the cost model's measure of work."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,15 @@ def _variant(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint, out
         input_shapes=[box_shape(b) if b is not None else None for b in in_boxes],
         output_shapes=[box_shape(b) for b in out_boxes],
         scratch=scratch,
+        work=int(representation.get("macs") or representation.get("size")
+                 or sum(math.prod(box_shape(b)) for b in out_boxes)),
     )
+
+
+def variant_for_boxes(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint, out: Box,
+                      in_boxes: tuple[Box | None, ...]) -> Variant:
+    """The layer's kernel re-parsed for one output box (a tile, or a core's share of one)."""
+    return _variant(layer, ctxt, constraint, out, in_boxes, (out,))
 
 
 def scratch_bytes(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint, out: Box) -> int:

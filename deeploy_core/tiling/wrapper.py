@@ -36,6 +36,7 @@ from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS, UNTILED
 from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, TensorTerm, minimum_memory, solve_tiling
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
+from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
 from deeploy_core.tiling.solution import LayerTiling, TilingSolution
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
 
@@ -107,7 +108,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             layout = self.layer_layouts[tiled.layer.c_name]
             prefix = f"{tiled.layer.c_name}_tiled"
             code[tiled.layer.index] = emit_tiled_layer(
-                tiled, self.ctxt, layout, self.platform.transfers, self._level_pointer(), prefix, shared)
+                tiled, self.ctxt, layout, self.platform.transfers, self._level_pointer(), prefix, shared,
+                self.parallelism, self.layer_splits.get(tiled.layer.c_name))
         self.layer_code = code
         level = self.compute_level
         self.extra_headers = list(self.platform.transfers.headers)
@@ -125,6 +127,16 @@ class TilerDeployerWrapper(DeployerWrapper):
     @property
     def compute_level(self) -> str:
         return self.memory_hierarchy.compute_level
+
+    @property
+    def parallelism(self) -> ClusterParallelism | None:
+        """The platform's cluster, if its cores share the tiles (None: one core runs everything)."""
+        return getattr(self.platform, "parallelism", None)
+
+    @property
+    def scratch_copies(self) -> int:
+        """Scratch the model reserves per kernel: one copy per core on a cluster (an upper bound of the shares)."""
+        return self.parallelism.cores if self.parallelism is not None else 1
 
     def tile(self, tilingSolution: TilingSolution | None = None, memoryMap: dict[str, Any] | None = None) -> None:
         """Tile every layer: solve (or take ``tilingSolution``), build tiles, place them (or take ``memoryMap``)."""
@@ -195,6 +207,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         output channels).  Returns the constant part (bytes).
         """
         alignment = self.memory_hierarchy.alignment
+        copies = self.scratch_copies
         full = sum(layer.binding.template.transient_buffers(layer.representation).values())
         if full == 0:
             return alignment - 1
@@ -208,11 +221,11 @@ class TilerDeployerWrapper(DeployerWrapper):
             if scratch_bytes(layer, self.ctxt, constraint, probe) < full:
                 scaling.append(axis)
         if not scaling:
-            return align_up(full, alignment) + alignment - 1
+            return copies * align_up(full, alignment) + alignment - 1
         unit = -(-full // math.prod(out_shape[a] for a in scaling))
-        tensors.append(TensorTerm("(scratch)", tuple(Extent(out_shape[a], a) for a in scaling), unit, 1,
+        tensors.append(TensorTerm("(scratch)", tuple(Extent(out_shape[a], a) for a in scaling), unit * copies, 1,
                                   block=SCRATCH_BLOCK))
-        return 2 * (alignment - 1)
+        return (copies + 1) * (alignment - 1)
 
     def computeTilingSolution(self) -> TilingSolution:
         """Solve the one CP-SAT model; on failure, say which layer needs how much."""
@@ -260,6 +273,11 @@ class TilerDeployerWrapper(DeployerWrapper):
             if tiling is None:
                 raise DeeployError(f"the tiling solution has no entry for layer {layer.c_name!r} ({layer.name!r})")
             tiled_layers.append(build_tiles(layer, self.ctxt, self.constraint_of(layer), tiling.tile))
+        self.layer_splits: dict[str, LayerSplit] = {}
+        if self.parallelism is not None:
+            for tiled in tiled_layers:
+                self.layer_splits[tiled.layer.c_name] = split_layer(
+                    tiled, self.ctxt, self.constraint_of(tiled.layer), self.parallelism.cores)
         return tiled_layers
 
     def testTilingSolutionCorrectness(self, tiled_layers: list[TiledLayer]) -> None:
@@ -303,8 +321,13 @@ class TilerDeployerWrapper(DeployerWrapper):
                     sizes[f"in{index}"] = per_slot * (1 if index in resident else slots)
             for index, _ in enumerate([t for t in node.outputs if t.name]):
                 sizes[f"out{index}"] = align_up(max(tiled.output_tile_bytes(index, self.ctxt), 1), alignment) * slots
+            split = self.layer_splits.get(tiled.layer.c_name)
+            strides: dict[str, int] = {}
             for key in sorted({k for v in tiled.variants for k in v.scratch}):
                 sizes[f"scratch:{key}"] = max(v.scratch.get(key, 0) for v in tiled.variants)
+                if split is not None and split.scratch_stride(key):
+                    strides[key] = align_up(split.scratch_stride(key), alignment)
+                    sizes[f"scratch:{key}"] = max(sizes[f"scratch:{key}"], strides[key] * self.parallelism.cores)
             blocks = tuple(AllocationBlock(name, 0, 1, align_up(max(size, 1), alignment)) for name, size in sizes.items())
             problem = AllocationProblem(blocks, self._capacity(), alignment)
             if memoryMap is not None:
@@ -322,7 +345,7 @@ class TilerDeployerWrapper(DeployerWrapper):
                         f"{self.compute_level}: allocator {self.allocator_name!r} cannot place layer "
                         f"{tiled.layer.name!r}'s tiles: {solution.reason}")
                 offsets = dict(solution.offsets)
-            layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident)
+            layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident, scratch_strides=strides)
             for index, tensor in enumerate(node.inputs):
                 if tensor.name:
                     layout.inputs[index] = (offsets[f"in{index}"],
@@ -389,7 +412,7 @@ class TilerDeployerWrapper(DeployerWrapper):
             layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
                            "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
-                           "table_bytes": layout.table_bytes})
+                           "table_bytes": layout.table_bytes, **self._cluster_entry(tiled)})
         return {
             "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,
             "compute_level": self.compute_level,
@@ -400,6 +423,23 @@ class TilerDeployerWrapper(DeployerWrapper):
                            for name in sorted(self.layer_layouts)},
             "layers": layers,
         }
+
+    def _cluster_entry(self, tiled: TiledLayer) -> dict[str, Any]:
+        """Per-core work of a layer on a cluster (MACs, or output elements), predicted from its shares."""
+        split = self.layer_splits.get(tiled.layer.c_name)
+        if self.parallelism is None or split is None:
+            return {}
+        cores = self.parallelism.cores
+        work = [0] * cores
+        for tile in tiled.tiles:
+            variant_split = split.variants[tile.variant]
+            if variant_split is None:
+                work[0] += tiled.variants[tile.variant].work
+                continue
+            for core, share in enumerate(variant_split.shares):
+                if share is not None:
+                    work[core] += variant_split.subs[share.sub].work
+        return {"cluster": {**split_summary(split, cores), "work": work}}
 
     def _layer_offsets(self, layer_name: str) -> dict[str, int]:
         prefix = f"{layer_name}/"

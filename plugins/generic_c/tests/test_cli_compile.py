@@ -233,3 +233,16 @@ def test_plot_writes_one_svg_per_level_matching_the_report(tmp_path: Path) -> No
     untiled = cli("compile", str(model), "-o", str(tmp_path / "untiled"), "--plot")
     assert untiled.returncode == 0, untiled.stderr
     assert sorted(p.name for p in (tmp_path / "untiled").glob("memory*")) == ["memory.html", "memory_arena.svg"]
+
+
+def test_cores_on_a_single_core_platform_is_one_line_with_exit_code_2(tmp_path: Path) -> None:
+    model = tmp_path / "relu.onnx"
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph), model)
+    result = cli("compile", str(model), "--platform", "generic-c", "--cores", "4", "-o", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("error: --cores 4: platform 'generic-c' has a single core; "
+                                     "--cores is for cluster platforms")
+    assert not (tmp_path / "out").exists()
