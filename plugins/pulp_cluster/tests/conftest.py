@@ -1,0 +1,26 @@
+"""Shared fixtures of the PULP cluster plugin's tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deeploy_core.plugins import PluginHost
+from deeploy_generic_c import plugin as generic_c_plugin
+from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
+
+
+@pytest.fixture(scope="session")
+def cluster_host() -> PluginHost:
+    """A host with the built-ins, the generic C plugin (whose kernels the cluster reuses) and this plugin."""
+    host = PluginHost()
+    host.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")
+    host.add_plugin(pulp_cluster_plugin, name="pulp-cluster", distribution="deeploy-pulp-cluster")
+    return host
+
+
+@pytest.fixture(scope="session")
+def runtime_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The compiled C runtime, built once per test session."""
+    return tmp_path_factory.mktemp("cluster-runtime-cache")

@@ -1,0 +1,100 @@
+"""Every Deeploy peer test on the PULP-like cluster: 8 cores, L1 of 64 KiB and 16 KiB, single and double buffering.
+
+Each compile is built against the host emulation runtime and run: L1/L2/L3 are
+bounded memories, the cores are threads, a DMA destination is poisoned until
+its wait.  Float outputs must match the golden outputs within the FP32
+tolerance, integer outputs bit for bit; the reported L1 use (tile buffers,
+tiling tables, per-core kernel scratch) must fit the configured L1; and the
+DMA traffic and per-core work the emulator counts must equal the compiler's
+prediction in report.json.
+
+A few peer networks (ReduceMean on 576 KiB of activations) do not fit the
+default 512 KiB L2, and tensors never live in L3 (no L3 → L2 tiling yet): for
+those the compile must fail with the one-line L2 diagnosis, and the test then
+runs them with the L2 size that diagnosis names, rounded up to 64 KiB.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from deeploy_core.api import CompileOptions, validate_model
+from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
+from deeploy_core.tiling.wrapper import TilingInfeasibleError
+
+ROOT = peer_tests_root(Path(__file__).parent)
+TESTS = find_peer_tests(ROOT) if ROOT else []
+MISSING = "Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing"
+
+
+def cluster_options(peer, l1: int, buffering: str, cores: int = 8, l2: int | None = None) -> CompileOptions:
+    sizes = {"L1": l1, **({"L2": l2} if l2 else {})}
+    return CompileOptions(platform="pulp-cluster", input_types=peer.input_types(), level_sizes=sizes,
+                          buffering=buffering, cores=cores)
+
+
+def l2_for(peer, host: PluginHost) -> int | None:
+    """None if the network fits the default L2, else the size its one-line diagnosis names (rounded up)."""
+    from deeploy_core.api import compile_model
+
+    try:
+        compile_model(peer.model, cluster_options(peer, 65536, "single"), host)
+    except TilingInfeasibleError as error:
+        found = re.fullmatch(r"L2 needs at least (\d+) bytes \(arena \d+, tables \d+, static \d+\) but has 524288",
+                             str(error))
+        assert found, str(error)
+        return -(-int(found.group(1)) // 65536) * 65536
+    return None
+
+
+@pytest.mark.skipif(ROOT is None, reason=MISSING)
+@pytest.mark.parametrize("buffering", ["single", "double"])
+@pytest.mark.parametrize("l1", [65536, 16384])
+@pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
+def test_peer_test_runs_on_the_cluster(peer, l1: int, buffering: str, cluster_host: PluginHost, runtime_cache: Path,
+                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stats_file = tmp_path / "stats.json"
+    monkeypatch.setenv("PULP_EMULATOR_STATS", str(stats_file))
+    tolerance = (1e-4, 1e-4) if peer.is_float else (0.0, 0.0)
+    l2 = l2_for(peer, cluster_host)
+    generated, result = validate_model(peer.model, cluster_options(peer, l1, buffering, l2=l2), cluster_host,
+                                       inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance[0],
+                                       rtol=tolerance[1], repeats=1, cache_dir=runtime_cache)
+    for comparison in result.comparisons:
+        assert comparison.ok, (f"{comparison.name}: {comparison.mismatches}/{comparison.size} elements differ "
+                               f"(max abs error {comparison.max_abs_error:.3g})")
+    level = generated.report["memory_levels"]["L1"]
+    assert level["capacity"] == l1 and level["used"] <= l1, level
+    home = generated.report["memory_levels"]["L2"]
+    assert home["capacity"] == (l2 or 524288) and home["used"] <= home["capacity"], home
+    estimate = generated.report["estimate"]
+    measured = json.loads(stats_file.read_text())
+    assert measured["dma_bytes"] == {k: v for k, v in estimate["dma_bytes"].items() if v}
+    assert measured["dma_transfers"] == {k: v for k, v in estimate["dma_transfers"].items() if v}
+    assert measured["macs"] == estimate["macs_per_core"]
+    assert measured["forks"] == len(estimate["layers"])
+
+
+@pytest.fixture(scope="module")
+def tsan_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cluster-runtime-tsan")
+
+
+@pytest.mark.skipif(ROOT is None, reason=MISSING)
+@pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
+def test_thread_sanitizer_reports_no_race(peer, cluster_host: PluginHost, tsan_cache: Path) -> None:
+    """The busiest schedule (16 KiB, double buffering, 8 cores) under ThreadSanitizer: a report fails the run."""
+    from deeploy_core.validate import Toolchain
+
+    tolerance = 1e-4 if peer.is_float else 0.0
+    l2 = l2_for(peer, cluster_host)
+    _, result = validate_model(peer.model, cluster_options(peer, 16384, "double", l2=l2), cluster_host,
+                               inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance, rtol=tolerance,
+                               repeats=1, cache_dir=tsan_cache,
+                               toolchain=Toolchain.from_environment(extra_flags=("-g", "-fsanitize=thread")))
+    assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]
