@@ -62,7 +62,7 @@ def main() -> int:
                 continue
             elapsed = time.perf_counter() - start
             tiling = generated.report["tiling"]
-            times = tiling["times"]
+            times = generated.timings["tiling"]
             tiles = sum(layer["tiles"] for layer in tiling["layers"])
             moved_in = sum(layer["bytes_in"] for layer in tiling["layers"])
             moved_out = sum(layer["bytes_out"] for layer in tiling["layers"])

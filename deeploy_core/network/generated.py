@@ -34,6 +34,9 @@ class GeneratedNetwork:
     runtime: RuntimeLibrary
     inputs: list[TensorSpec] = field(default_factory=list)
     outputs: list[TensorSpec] = field(default_factory=list)
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Seconds spent per stage part (e.g. ``tiling``: model build, solve, allocation); kept out of report.json,
+    which must be byte-identical for the same model and options."""
 
     def write(self, directory: Path) -> list[Path]:
         """Write every file (and ``report.json``) into ``directory``; returns the paths written."""

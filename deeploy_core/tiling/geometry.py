@@ -338,8 +338,15 @@ class MatrixProduct(TileConstraint):
         """Whether input ``index`` is a per-channel parameter cut along with output axis 1 (2-D outputs)."""
         return index in self.channel_parameters and rank == 2 and math.prod(ctxt[node.inputs[index].name].shape) > 1
 
+    def _has_vector_operand(self, node: gs.Node, ctxt: NetworkContext) -> bool:
+        """A 1-D operand (numpy's matmul drops its axis from the output): such products are kept whole."""
+        return any(index < len(node.inputs) and node.inputs[index].name and len(ctxt[node.inputs[index].name].shape) < 2
+                   for index in (self.a, self.b))
+
     def tiled_axes(self, node: gs.Node, ctxt: NetworkContext) -> tuple[int, ...]:
         rank = len(self._out_shape(node, ctxt))
+        if self._has_vector_operand(node, ctxt):
+            return ()
         if rank > 2 and any(t.name and i in self.channel_parameters and math.prod(ctxt[t.name].shape) > 1
                             for i, t in enumerate(node.inputs)):
             # Batched products index their parameters along axis 1 or the columns: keep both whole.
@@ -352,6 +359,8 @@ class MatrixProduct(TileConstraint):
         return bool(int(node.attrs.get("transA", 0))), bool(int(node.attrs.get("transB", 0)))
 
     def input_boxes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> list[Box | None]:
+        if self._has_vector_operand(node, ctxt):
+            return [full_box(ctxt[t.name].shape) if t.name else None for t in node.inputs]
         out_shape = self._out_shape(node, ctxt)
         trans_a, trans_b = self._trans(node)
         rows, cols, batch = out[-2], out[-1], out[:-2]
@@ -378,6 +387,8 @@ class MatrixProduct(TileConstraint):
         return boxes
 
     def input_extents(self, node: gs.Node, ctxt: NetworkContext) -> list[tuple[Extent, ...] | None]:
+        if self._has_vector_operand(node, ctxt):
+            return [tuple(Extent(d) for d in ctxt[t.name].shape) if t.name else None for t in node.inputs]
         out_shape = self._out_shape(node, ctxt)
         rank = len(out_shape)
         trans_a, trans_b = self._trans(node)

@@ -120,6 +120,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         generated = self.inner.generate()
         generated.report["memory_levels"] = self.memory_level_report()
         generated.report["tiling"] = self.tiling_report()
+        generated.timings["tiling"] = {"model_build": self.tiling_times.model_build, "solve": self.tiling_times.solve,
+                                       "allocation": self.tiling_times.allocation}
         return generated
 
     # -- the seed's interface ----------------------------------------------------------------------------
@@ -416,8 +418,6 @@ class TilerDeployerWrapper(DeployerWrapper):
         return {
             "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,
             "compute_level": self.compute_level,
-            "times": {"model_build": self.tiling_times.model_build, "solve": self.tiling_times.solve,
-                      "allocation": self.tiling_times.allocation},
             "solution": self.tiling_solution.to_json(),
             "memory_map": {name: {block: offset for block, offset in self._layer_offsets(name).items()}
                            for name in sorted(self.layer_layouts)},

@@ -179,7 +179,8 @@ def test_tiling_from_an_earlier_report_reproduces_identical_code(tmp_path: Path)
     report = json.loads((tmp_path / "first" / "report.json").read_text())
     l1 = report["memory_levels"]["L1"]
     assert l1["capacity"] == 16000 and l1["tables"] <= l1["used"] <= 16000
-    assert set(report["tiling"]["times"]) == {"model_build", "solve", "allocation"}
+    assert "times" not in report["tiling"]  # wall-clock figures would make report.json differ between runs
+    assert (tmp_path / "first" / "report.json").read_bytes() == (tmp_path / "again" / "report.json").read_bytes()
     assert all(layer["tiles"] >= 1 and layer["bytes_in"] > 0 and layer["bytes_out"] > 0
                for layer in report["tiling"]["layers"])
 
