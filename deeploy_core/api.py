@@ -76,22 +76,22 @@ def compile_model(
     return deployer, generated
 
 
-def platform_memory_level(host: PluginHost, platform: str) -> str | None:
-    """The memory level a platform always compiles with (its registration says), or None.
-
-    An unknown platform yields None here; composing the deployer then reports
-    it with the list of installed platforms.
-    """
+def _registration(host: PluginHost, platform: str, field_name: str, default: object) -> object:
+    """A field of the platform's registration, or ``default`` for an unknown platform (composing the
+    deployer then reports it with the list of installed platforms)."""
     if platform not in {extension.name for extension in host.extensions("platform")}:
-        return None
-    return getattr(host.extension("platform", platform), "memory_level", None)
+        return default
+    return getattr(host.extension("platform", platform), field_name, default)
+
+
+def platform_memory_level(host: PluginHost, platform: str) -> str | None:
+    """The memory level a platform always compiles with (its registration says), or None."""
+    return _registration(host, platform, "memory_level", None)  # type: ignore[return-value]
 
 
 def check_cores(host: PluginHost, platform: str, cores: int) -> int:
     """``cores`` if the platform has that many (its registration's ``max_cores``), else a one-line error."""
-    if platform not in {extension.name for extension in host.extensions("platform")}:
-        return cores
-    most = getattr(host.extension("platform", platform), "max_cores", 1)
+    most = int(_registration(host, platform, "max_cores", cores))  # type: ignore[arg-type]
     if most == 1 and cores != 1:
         raise DeeployError(f"--cores {cores}: platform {platform!r} has a single core; --cores is for cluster platforms")
     if not 1 <= cores <= most:

@@ -23,7 +23,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.tiling.codegen import element_strides
 from deeploy_core.tiling.geometry import Box, TileConstraint
-from deeploy_core.tiling.tiles import TiledLayer, Variant, box_shape, variant_for_boxes
+from deeploy_core.tiling.tiles import Tile, TiledLayer, Variant, box_shape, variant_for_boxes
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,18 @@ class LayerSplit:
     variants: list[VariantSplit | None] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
 
+    def tile_work(self, tiled: TiledLayer, tile: Tile, cores: int) -> list[int]:
+        """Work (MACs or output elements) of each core on ``tile``: its share's, or all of it on the leader."""
+        work = [0] * cores
+        split = self.variants[tile.variant]
+        if split is None:
+            work[0] = tiled.variants[tile.variant].work
+            return work
+        for core, share in enumerate(split.shares):
+            if share is not None:
+                work[core] = split.subs[share.sub].work
+        return work
+
     def scratch_stride(self, key: str) -> int:
         """Bytes of scratch ``key`` one core needs across every split variant."""
         return max((sub.scratch.get(key, 0) for split in self.variants if split for sub in split.subs), default=0)
@@ -127,47 +139,46 @@ def _share_boxes(tiled: TiledLayer, ctxt: NetworkContext, constraint: TileConstr
     return share_out, tuple(constraint.input_boxes(tiled.layer.node, ctxt, share_out))
 
 
+def _cut(tiled: TiledLayer, ctxt: NetworkContext, constraint: TileConstraint, tile: Tile, axis: int,
+         bounds: list[tuple[int, int]]) -> tuple[list[tuple[Box, tuple[Box | None, ...]]], list[tuple[object, ...]]]:
+    """The shares' boxes of one tile, and per share its layout (input offsets, input shapes, attributes)."""
+    boxes, layouts = [], []
+    for begin, end in bounds:
+        share_out, share_in = _share_boxes(tiled, ctxt, constraint, tile.outputs[0], axis, begin, end)
+        offsets = tuple(contiguous_offset(s, p) if s is not None and p is not None else 0
+                        for s, p in zip(share_in, tile.inputs))
+        boxes.append((share_out, share_in))
+        layouts.append((offsets, tuple(box_shape(s) if s is not None else None for s in share_in),
+                        constraint.tile_attributes(tiled.layer.node, ctxt, share_out)))
+    return boxes, layouts
+
+
 def _split_variant(tiled: TiledLayer, ctxt: NetworkContext, constraint: TileConstraint, cores: int,
-                   tiles: list) -> tuple[VariantSplit | None, str]:
+                   tiles: list[Tile]) -> tuple[VariantSplit | None, str]:
     node = tiled.layer.node
     if cores == 1:
         return None, "one core"
     if len([t for t in node.outputs if t.name]) != 1:
         return None, "several outputs"
     reference = tiles[0]
-    out = reference.outputs[0]
-    shape = box_shape(out)
+    shape = box_shape(reference.outputs[0])
     axis = next((a for a, dim in enumerate(shape) if dim > 1), None)
     if axis is None:
         return None, "a one-element tile"
     if axis not in constraint.tiled_axes(node, ctxt):
         return None, f"output axis {axis} cannot be cut"
     bounds = chunks(shape[axis], cores)
-    layouts: list[tuple[tuple[int | None, ...], tuple[tuple[int, ...] | None, ...], object]] = []
-    for begin, end in bounds:
-        share_out, share_in = _share_boxes(tiled, ctxt, constraint, out, axis, begin, end)
-        offsets = tuple(contiguous_offset(s, p) if s is not None and p is not None else 0
-                        for s, p in zip(share_in, reference.inputs))
-        if any(o is None for o in offsets):
-            return None, "a share's input is not contiguous in its tile"
-        layouts.append((offsets, tuple(box_shape(s) if s is not None else None for s in share_in),
-                        constraint.tile_attributes(node, ctxt, share_out)))
+    boxes, layouts = _cut(tiled, ctxt, constraint, reference, axis, bounds)
+    if any(o is None for offsets, _, _ in layouts for o in offsets):
+        return None, "a share's input is not contiguous in its tile"
     # Tiles of one variant must cut the same way (same offsets, shapes and attributes).
-    for tile in tiles[1:]:
-        for (begin, end), expected in zip(bounds, layouts):
-            share_out, share_in = _share_boxes(tiled, ctxt, constraint, tile.outputs[0], axis, begin, end)
-            offsets = tuple(contiguous_offset(s, p) if s is not None and p is not None else 0
-                            for s, p in zip(share_in, tile.inputs))
-            got = (offsets, tuple(box_shape(s) if s is not None else None for s in share_in),
-                   constraint.tile_attributes(node, ctxt, share_out))
-            if got != expected:
-                return None, "tiles of one kernel variant cut differently"
+    if any(_cut(tiled, ctxt, constraint, tile, axis, bounds)[1] != layouts for tile in tiles[1:]):
+        return None, "tiles of one kernel variant cut differently"
     subs: list[Variant] = []
     by_key: dict[tuple[object, ...], int] = {}
     shares: list[CoreShare | None] = []
     out_strides = element_strides(shape)
-    for (begin, end), (offsets, _, _) in zip(bounds, layouts):
-        share_out, share_in = _share_boxes(tiled, ctxt, constraint, out, axis, begin, end)
+    for (begin, _), (share_out, share_in), (offsets, _, _) in zip(bounds, boxes, layouts):
         try:
             sub = variant_for_boxes(tiled.layer, ctxt, constraint, share_out, share_in)
         except DeeployError as error:

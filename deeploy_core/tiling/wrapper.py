@@ -432,13 +432,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         cores = self.parallelism.cores
         work = [0] * cores
         for tile in tiled.tiles:
-            variant_split = split.variants[tile.variant]
-            if variant_split is None:
-                work[0] += tiled.variants[tile.variant].work
-                continue
-            for core, share in enumerate(variant_split.shares):
-                if share is not None:
-                    work[core] += variant_split.subs[share.sub].work
+            work = [a + b for a, b in zip(work, split.tile_work(tiled, tile, cores))]
         return {"cluster": {**split_summary(split, cores), "work": work}}
 
     def _layer_offsets(self, layer_name: str) -> dict[str, int]:

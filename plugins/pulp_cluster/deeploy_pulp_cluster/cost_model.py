@@ -128,14 +128,7 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
             size, count = moved(index, box, False)
             bytes_out, transfers_out = bytes_out + size, transfers_out + count
             store += model.l2_l1.cycles(size, count)
-        tile_work = [0] * cores
-        variant_split = split.variants[tile.variant] if split is not None else None
-        if variant_split is None:
-            tile_work[0] = tiled.variants[tile.variant].work
-        else:
-            for core, share in enumerate(variant_split.shares):
-                if share is not None:
-                    tile_work[core] = variant_split.subs[share.sub].work
+        tile_work = (split or LayerSplit([None] * len(tiled.variants))).tile_work(tiled, tile, cores)
         work = [a + b for a, b in zip(work, tile_work)]
         fetch_cost.append(fetch)
         store_cost.append(store)
