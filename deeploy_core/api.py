@@ -14,7 +14,7 @@ from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
 from deeploy_core.errors import DeeployError
-from deeploy_core.frontend.importer import read_model
+from deeploy_core.frontend.importer import import_model
 from deeploy_core.ir import DataType
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.plugins import PluginHost
@@ -140,9 +140,14 @@ def _state_exporter(state_dir: Path) -> Callable[[str, Deployer], None]:
     return after_stage
 
 
-def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0) -> dict[str, np.ndarray]:
-    """Inputs from an ``.npz`` (bound by position) or deterministic random ones."""
-    specs = graph_input_specs(read_model(model_path))
+def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0,
+                     input_shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+    """Inputs from an ``.npz`` (bound by position) or deterministic random ones.
+
+    The shapes come from the imported model, so a model the compiler refuses
+    (an absurd or dynamic input shape) is refused before any data is made.
+    """
+    specs = graph_input_specs(import_model(model_path, input_shapes).model)
     if inputs_npz is None:
         return random_inputs(specs, seed)
     return bind_inputs(specs, load_npz_by_position(inputs_npz, len(specs)))
@@ -164,7 +169,7 @@ def validate_model(
     lsb_tolerance: float | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime."""
-    inputs = reference_inputs(model_path, inputs_npz)
+    inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes)
     expected = None
     if outputs_npz is not None:
         expected = load_npz_by_position(outputs_npz)

@@ -9,9 +9,26 @@ from __future__ import annotations
 
 
 class DeeployError(Exception):
-    """An error caused by the user's input, options or installed plugins."""
+    """An error caused by the user's input, options or installed plugins.
+
+    The message is one line; ``details`` holds further lines (one per
+    unsupported node, a compiler's output) that the CLI prints beneath it.
+    """
 
     exit_code: int = 2
+
+    def __init__(self, message: str, details: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+def printable_line(text: str) -> str:
+    """``text`` as exactly one printable line: newlines, tabs and other control characters become escapes.
+
+    Model-derived names reach error messages; escaping them here means a name
+    holding a newline can never forge a second line of output.
+    """
+    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
 
 
 class ExtensionNotFoundError(DeeployError, LookupError):

@@ -14,17 +14,19 @@ from deeploy_core.cli.plugins_command import plugins_command
 from deeploy_core.cli.supported_ops_command import supported_ops_command
 from deeploy_core.cli.validate_command import validate_command
 from deeploy_core.cli.session import CliSession
-from deeploy_core.errors import DeeployError
+from deeploy_core.errors import DeeployError, printable_line
 
 
 class DeeployGroup(click.Group):
-    """A click group that turns :class:`DeeployError` into one line on stderr and exit code 2."""
+    """A click group that turns :class:`DeeployError` into one line on stderr (plus its details) and exit code 2."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except DeeployError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {printable_line(str(error))}", err=True)
+            for line in getattr(error, "details", ()):
+                click.echo(f"  {printable_line(line)}", err=True)
             ctx.exit(error.exit_code)
 
 

@@ -10,7 +10,7 @@ import click
 from deeploy_core.api import CompileOptions
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.errors import DeeployError
-from deeploy_core.frontend.importer import read_model
+from deeploy_core.frontend.importer import import_model
 from deeploy_core.frontend.input_shapes import parse_input_shape
 from deeploy_core.ir import DataType
 from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
@@ -23,7 +23,7 @@ DEFAULT_PLATFORM = "generic-c"
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape/-type, --quantization."""
     decorators = [
-        click.argument("model", type=click.Path(path_type=Path, dir_okay=False)),
+        click.argument("model", type=click.Path(path_type=Path)),
         click.option("--platform", default=DEFAULT_PLATFORM, show_default=True, help="Platform to compile for."),
         click.option("--memory-level", default=None, help="Memory hierarchy / placement policy (by name)."),
         click.option("--tiler", default=None, help="Tiling strategy (by name; needs --memory-level)."),
@@ -112,6 +112,6 @@ def parse_input_type(text: str) -> tuple[str, DataType]:
 
 def data_input_types(model: Path, data: Path) -> dict[str, DataType]:
     """Deeploy's rule applied to the arrays of ``data`` bound to the model's inputs by position."""
-    specs = graph_input_specs(read_model(model))
+    specs = graph_input_specs(import_model(model).model)
     arrays = load_npz_by_position(data, len(specs))
     return {name: deeploy_input_type(array) for (name, _, _), array in zip(specs, arrays)}

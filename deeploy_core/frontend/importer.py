@@ -16,10 +16,15 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import inliner, shape_inference, version_converter
 
+from deeploy_core.frontend.diagnosis import check_model, first_line, inference_failed, infer_strictly
 from deeploy_core.frontend.dialect_ops import proxy_dialect_ops, restore_dialect_ops
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.external_data import load_external_data_safely
+from deeploy_core.frontend.input_shapes import input_shape_hint
 from deeploy_core.frontend.legacy_ops import park_legacy_ops, repair_attribute_pads, unpark_legacy_ops
+from deeploy_core.frontend.structure import check_structure
+from deeploy_core.frontend.tensor_limits import check_initializer_sizes, check_tensors
+from deeploy_core.frontend.versions import default_opset
 
 CANONICAL_OPSET = 24
 """Every model is converted to this default-domain opset before lowering."""
@@ -35,26 +40,16 @@ class ImportedModel:
     warnings: list[str] = field(default_factory=list)
 
 
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
-
-
-def _default_opset(model: onnx.ModelProto) -> int:
-    versions = [opset.version for opset in model.opset_import if opset.domain in ("", "ai.onnx")]
-    if not versions:
-        raise ModelImportError("the model imports no default-domain opset")
-    return versions[0]
-
-
 def read_model(path: Path) -> onnx.ModelProto:
     """Parse the file (external data loaded only from inside the model's folder)."""
+    if path.is_dir():
+        raise ModelImportError(f"{path}: is a folder, not an ONNX file")
     if not path.is_file():
         raise ModelImportError(f"{path}: no such file")
     try:
         model = onnx.load(str(path), load_external_data=False)
     except Exception as error:  # noqa: BLE001 - protobuf raises several unrelated types
-        raise ModelImportError(f"{path}: not a valid ONNX model ({_first_line(error)})") from error
+        raise ModelImportError(f"{path}: not a valid ONNX model ({first_line(error)})") from error
     if not model.HasField("graph"):
         raise ModelImportError(f"{path}: not a valid ONNX model (no graph)")
     load_external_data_safely(model, path)
@@ -88,13 +83,13 @@ def check_static_inputs(model: onnx.ModelProto) -> None:
             raise ModelImportError(f"input {value.name!r}: only tensor inputs are supported")
         tensor_type = value.type.tensor_type
         if not tensor_type.HasField("shape"):
-            raise ModelImportError(f"input {value.name!r} has no shape: give one with --input-shape {value.name}=D1xD2…")
+            raise ModelImportError(f"input {value.name!r} has no shape: give one with {input_shape_hint(value.name)}")
         for index, dim in enumerate(tensor_type.shape.dim):
             if dim.HasField("dim_value") and dim.dim_value > 0:
                 continue
             what = f"dynamic dimension {dim.dim_param!r}" if dim.dim_param else f"dimension {index} = {dim.dim_value}"
             raise ModelImportError(
-                f"input {value.name!r} has {what}: fix it with --input-shape {value.name}=D1xD2…"
+                f"input {value.name!r} has {what}: fix it with {input_shape_hint(value.name)}"
             )
 
 
@@ -103,20 +98,19 @@ def infer_shapes(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     warnings: list[str] = []
     del model.graph.value_info[:]
     try:
-        return shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True), warnings
+        return infer_strictly(model), warnings
     except shape_inference.InferenceError as error:
-        first = _first_line(error)
-        if "existing shape" not in first:
-            raise ModelImportError(f"shape inference failed: {first}") from error
+        if "existing shape" not in first_line(error):
+            raise inference_failed(error) from None
     declared = {}
     for output in model.graph.output:
         tensor_type = output.type.tensor_type
         declared[output.name] = [dim.dim_value for dim in tensor_type.shape.dim]
         tensor_type.ClearField("shape")
     try:
-        inferred = shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+        inferred = infer_strictly(model)
     except shape_inference.InferenceError as error:
-        raise ModelImportError(f"shape inference failed: {_first_line(error)}") from error
+        raise inference_failed(error) from None
     for output in inferred.graph.output:
         shape = [dim.dim_value for dim in output.type.tensor_type.shape.dim]
         if declared.get(output.name) != shape:
@@ -126,14 +120,13 @@ def infer_shapes(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
 
 def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]] | None = None) -> ImportedModel:
     """Check, inline, convert and shape a parsed model."""
-    source_opset = _default_opset(model)
+    source_opset = default_opset(model)
+    check_structure(model)
+    check_initializer_sizes(model.graph)
     park_legacy_ops(model)
     repair_attribute_pads(model)
     dialect_nodes = proxy_dialect_ops(model)
-    try:
-        onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as error:
-        raise ModelImportError(f"invalid model: {_first_line(error)}") from error
+    check_model(model)
     if model.functions:
         model = inliner.inline_local_functions(model)
     apply_input_shapes(model, input_shapes or {})
@@ -143,16 +136,17 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
             model = version_converter.convert_version(model, CANONICAL_OPSET)
         except Exception as error:  # noqa: BLE001 - the converter raises RuntimeError and assertion texts
             raise ModelImportError(
-                f"cannot convert the model from opset {source_opset} to opset {CANONICAL_OPSET}: {_first_line(error)}"
+                f"cannot convert the model from opset {source_opset} to opset {CANONICAL_OPSET}: {first_line(error)}"
             ) from error
     unpark_legacy_ops(model)
     model, warnings = infer_shapes(model)
+    check_tensors(model)
     restore_dialect_ops(model, dialect_nodes)
     graph = gs.import_onnx(model)
     try:
         graph.toposort()
     except Exception as error:  # noqa: BLE001 - graphsurgeon raises a bare exception on cycles
-        raise ModelImportError(f"the graph is not acyclic: {_first_line(error)}") from error
+        raise ModelImportError(f"the graph is not acyclic: {first_line(error)}") from error
     return ImportedModel(model=model, graph=graph, source_opset=source_opset, warnings=warnings)
 
 

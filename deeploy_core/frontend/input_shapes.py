@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from deeploy_core.errors import DeeployError
 
 
@@ -17,3 +19,10 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     if any(dim <= 0 for dim in shape):
         raise DeeployError(f"--input-shape {text!r}: dimensions must be positive")
     return name, shape
+
+
+def input_shape_hint(name: str) -> str:
+    """The option that fixes input ``name``, the name quoted for a POSIX shell (``repr`` when not printable)."""
+    if not name.isprintable():
+        return f"--input-shape {name!r}=D1xD2…"
+    return f"--input-shape {shlex.quote(name)}=D1xD2…"

@@ -15,6 +15,8 @@ class Mismatch:
     category: MismatchCategory
     reason: str
     alternative: str = ""
+    parsed: bool = False
+    """True when the node parsed and only the binding's types failed (the nearest miss)."""
 
     def __str__(self) -> str:
         return f"{self.category}: {self.reason}"

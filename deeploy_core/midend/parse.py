@@ -30,7 +30,7 @@ def _try_node(node: gs.Node, ctxt: NetworkContext, mappers: list[NodeMapper], in
                 c_name = ctxt.mangler.mangle(f"{index}_{node.name or node.op}", "layer")
                 return Layer(index, node, mapper, binding, representation, c_name)
             label = f"{mapper.label()} {binding.type_checker.signature()}"
-            mismatches.append(Mismatch("dtype", reason, label))
+            mismatches.append(Mismatch("dtype", reason, label, parsed=True))
     return mismatches
 
 

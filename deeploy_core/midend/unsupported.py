@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from deeploy_core.errors import DeeployError
 from deeploy_core.mapping import Mismatch
 
-_CLOSENESS = {"dtype": 0, "shape": 1, "attribute": 2, "op": 3}
+_CLOSENESS = {"shape": 1, "attribute": 2, "dtype": 3, "op": 4}
+
+
+def _distance(mismatch: Mismatch) -> int:
+    """How far a failed alternative is from fitting: types that fail after a successful parse are nearest;
+    a parser that refuses the node's types outright (another type family) is far."""
+    return 0 if mismatch.parsed else _CLOSENESS[mismatch.category]
 
 
 @dataclass(frozen=True)
@@ -22,7 +28,7 @@ class UnsupportedNode:
         """The alternative that failed last (type mismatch after a successful parse beats a bad attribute)."""
         if not self.mismatches:
             return None
-        return min(self.mismatches, key=lambda mismatch: _CLOSENESS[mismatch.category])
+        return min(self.mismatches, key=_distance)
 
     def describe(self) -> str:
         """``node 'x' (Op): reason; closest supported variant: …``"""
@@ -40,6 +46,9 @@ class UnsupportedModelError(DeeployError):
 
     def __init__(self, platform: str, nodes: list[UnsupportedNode]) -> None:
         self.nodes = nodes
-        lines = [f"{len(nodes)} node(s) are not supported on platform {platform!r}:"]
-        lines += [f"  {node.describe()}" for node in nodes]
-        super().__init__("\n".join(lines))
+        if len(nodes) == 1:
+            super().__init__(f"{nodes[0].describe()} (platform {platform!r})")
+            return
+        names = ", ".join(f"{node.node!r} ({node.op_type})" for node in nodes)
+        super().__init__(f"{len(nodes)} nodes are not supported on platform {platform!r}: {names}",
+                         details=tuple(node.describe() for node in nodes))

@@ -39,8 +39,7 @@ def _run(command: list[str], what: str) -> None:
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         lines = (result.stderr or result.stdout).strip().splitlines()
-        detail = "\n".join(lines[:20])
-        raise BuildError(f"{what} failed (exit {result.returncode}):\n{detail}")
+        raise BuildError(f"{what} failed (exit {result.returncode})", details=tuple(lines[:20]))
 
 
 def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Path) -> list[Path]:

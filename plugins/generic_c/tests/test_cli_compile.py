@@ -43,7 +43,8 @@ def test_three_unsupported_nodes_are_reported_together(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
-    assert lines[0] == "error: 3 node(s) are not supported on platform 'generic-c':"
+    assert lines[0] == ("error: 3 nodes are not supported on platform 'generic-c': "
+                        "'first_bad' (Cos), 'second_bad' (TopK), 'third_bad' (Sin)")
     assert [line.split("'")[1] for line in lines[1:]] == ["first_bad", "second_bad", "third_bad"]
     assert "(Cos)" in lines[1] and "(TopK)" in lines[2] and "(Sin)" in lines[3]
     assert not (tmp_path / "out").exists(), "nothing is written when compilation fails"

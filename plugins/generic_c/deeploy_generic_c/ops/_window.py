@@ -78,3 +78,20 @@ def sliding_window(node: gs.Node, x: Buffer, y: Buffer, kernel: list[int], what:
                       1, strides[0], 0, pads[0], 0, pads[1], 1, dilations[0])
     return Window(x.shape[0], x.shape[1], x.shape[2], x.shape[3], y.shape[1], y.shape[2], y.shape[3], kernel[0],
                   kernel[1], strides[0], strides[1], pads[0], pads[1], pads[2], pads[3], dilations[0], dilations[1])
+
+
+def convolution_window(node: gs.Node, x: Buffer, w: Buffer, y: Buffer) -> Window:
+    """The window of a convolution whose weights ``[M, C/group, kh, kw]`` agree with input and output channels.
+
+    ONNX's shape inference does not compare the weights' input channels with
+    the input, so a model can declare weights for 5 channels over a 3-channel
+    input; the kernel would then read past its input.
+    """
+    window = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
+    group = int(attribute(node, "group", 1))
+    if group < 1 or window.c % group or w.shape[0] % group or w.shape[1] * group != window.c or w.shape[0] != window.m:
+        raise NodeMismatch(
+            "shape", f"weights {list(w.shape)} with group {group} do not fit input channels {window.c} and "
+                     f"output channels {window.m}"
+        )
+    return window

@@ -27,7 +27,7 @@ from deeploy_core.mapping import (
     is_present,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
-from deeploy_generic_c.ops._window import sliding_window
+from deeploy_generic_c.ops._window import convolution_window, sliding_window
 
 
 def _integer(buffer: Buffer, what: str) -> None:
@@ -152,7 +152,7 @@ class IntegerConvParser(NodeParser):
         x, w, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
         _integer(x, "input 0")
         _integer(w, "weights")
-        win = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
+        win = convolution_window(node, x, w, y)
         n, c, h, wd, m, oh, ow = win.n, win.c, win.h, win.w, win.m, win.oh, win.ow
         strides, pads, dilations = (win.stride_h, win.stride_w), (win.pad_top, win.pad_left), (win.dil_h, win.dil_w)
         group = int(attribute(node, "group", 1))

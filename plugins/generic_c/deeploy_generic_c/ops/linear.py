@@ -19,7 +19,7 @@ from deeploy_core.mapping import (
     is_present,
 )
 from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, c_float, int_array, single_binding
-from deeploy_generic_c.ops._window import sliding_window
+from deeploy_generic_c.ops._window import convolution_window
 
 
 def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, strides, pads, dilations, group: int) -> int:
@@ -38,7 +38,7 @@ class ConvParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
-        win = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
+        win = convolution_window(node, x, w, y)
         group = int(attribute(node, "group", 1))
         bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
         scratch = conv_scratch_floats(win.c, win.m, win.kh, win.kw, win.oh, win.ow, (win.stride_h, win.stride_w),

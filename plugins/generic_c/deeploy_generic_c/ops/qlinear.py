@@ -18,7 +18,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.ir import Buffer, NetworkContext
 from deeploy_core.mapping import NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, attribute, is_present
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
-from deeploy_generic_c.ops._window import sliding_window
+from deeploy_generic_c.ops._window import convolution_window, sliding_window
 from deeploy_generic_c.ops.integer import INLINE, _loops
 
 MAX_SHIFT = 62
@@ -128,7 +128,7 @@ class QLinearConvParser(NodeParser):
         x, x_scale, x_zero = _operand(ctxt, node, 0)
         w, w_scale, w_zero = _operand(ctxt, node, 3)
         y, y_scale, y_zero = _output(ctxt, node, 6)
-        win = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
+        win = convolution_window(node, x, w, y)
         group = int(attribute(node, "group", 1))
         cg, mg = win.c // group, win.m // group
         if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
