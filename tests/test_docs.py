@@ -44,7 +44,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_site_has_every_page(site: Path) -> None:
     for page in ("index", "architecture", "hooks", "writing-a-plugin", "passes", "tiling", "allocation", "cli",
-                 "generated-code", "testing"):
+                 "generated-code", "testing", "security"):
         assert (site / f"{page}.html").is_file(), page
 
 

@@ -17,7 +17,11 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import onnx
 import pytest
+
+from deeploy_core.plugins.timing import SLOW_PLUGIN_VARIABLE
+from deeploy_core.testing.models import CONFORMANCE_MODELS
 
 PACKAGES = Path(__file__).parent / "plugin_packages"
 PLUGIN_DIRS = sorted(path for path in PACKAGES.iterdir() if (path / "pyproject.toml").exists())
@@ -46,10 +50,20 @@ def plugin_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-def run_cli(python: Path, *args: str, allow_list: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if key != "DEEPLOY_CORE_PLUGINS"}
+def run_cli(
+    python: Path, *args: str, allow_list: str | None = None, slow_seconds: str | None = "inf"
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI in the venv; the slow-plugin warning is off unless ``slow_seconds`` says otherwise.
+
+    (On a loaded machine any plugin may cross the default threshold now and
+    then, and most tests here check that stderr stays empty.)
+    """
+    env = {key: value for key, value in os.environ.items() if key not in ("DEEPLOY_CORE_PLUGINS", SLOW_PLUGIN_VARIABLE)}
     if allow_list is not None:
         env["DEEPLOY_CORE_PLUGINS"] = allow_list
+    if slow_seconds is not None:
+        env[SLOW_PLUGIN_VARIABLE] = slow_seconds
+    env["COLUMNS"] = "200"  # wide enough that the table never wraps a plugin name
     return subprocess.run([str(python), "-m", "deeploy_core", *args], capture_output=True, text=True, env=env)
 
 
@@ -104,7 +118,8 @@ def test_duplicate_allocator_names_fail_both_plugins_naming_each_other(plugin_ve
 def test_host_keeps_working_next_to_broken_plugins(plugin_venv: Path) -> None:
     result = run_cli(plugin_venv, "plugins")
     assert result.returncode == 0, result.stderr
-    for name in ("toy", "broken-import", "bad-hookimpl", "raising-hook", "dup-a", "dup-b", "unknown-hook"):
+    for name in ("toy", "broken-import", "bad-hookimpl", "raising-hook", "dup-a", "dup-b", "unknown-hook",
+                 "slow-import", "no-register-arg", "bad-descriptor", "returns-value", "bad-factories"):
         assert name in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -150,4 +165,86 @@ def test_trace_plugins_switch(plugin_venv: Path) -> None:
     assert quiet.stderr == ""
     assert "[deeploy_core] loading plugin toy from dc_test_good.plugin" in traced.stderr
     assert "register_platforms" in traced.stderr and "finish" in traced.stderr
-    assert json.loads(traced.stdout) == json.loads(quiet.stdout), "tracing goes to stderr only"
+    assert without_timing(json.loads(traced.stdout)) == without_timing(json.loads(quiet.stdout)), \
+        "tracing goes to stderr only"
+
+
+def without_timing(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A listing without ``load_seconds``, the one field that differs between runs."""
+    return [{key: value for key, value in entry.items() if key != "load_seconds"} for entry in entries]
+
+
+def test_every_entry_has_a_load_time(plugin_venv: Path) -> None:
+    entries = json.loads(run_cli(plugin_venv, "plugins", "--json", "--all").stdout)
+    for entry in entries:
+        seconds = entry["load_seconds"]
+        assert isinstance(seconds, float) and seconds >= 0 and round(seconds, 3) == seconds
+        if entry["status"] == "disabled":
+            assert seconds == 0.0
+
+
+def test_slow_plugin_works_is_timed_and_named_once(plugin_venv: Path) -> None:
+    result = run_cli(plugin_venv, "plugins", "--json", slow_seconds="0.2")
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    slow = {entry["name"]: entry for entry in json.loads(result.stdout)}["slow-import"]
+    assert slow["status"] == "ok" and slow["extensions"] == {"allocator": ["slow-first-fit"]}
+    assert slow["load_seconds"] >= 0.3
+    warnings = [line for line in result.stderr.splitlines() if "'slow-import'" in line]
+    assert len(warnings) == 1, result.stderr
+    assert warnings[0].startswith("warning: plugin 'slow-import' (dc-test-slow-import 0.1.0) took ")
+    assert "threshold 0.2 s, set by DEEPLOY_CORE_SLOW_PLUGIN_SECONDS" in warnings[0]
+
+
+def test_slow_plugin_is_not_named_under_the_default_threshold(plugin_venv: Path) -> None:
+    result = run_cli(plugin_venv, "plugins", slow_seconds=None)
+    assert result.returncode == 0 and "slow-import" in result.stdout
+    assert "'slow-import'" not in result.stderr, "0.3 s is below the default threshold of 1 s"
+
+
+def test_bad_slow_threshold_is_one_line(plugin_venv: Path) -> None:
+    result = run_cli(plugin_venv, "plugins", slow_seconds="soon")
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("error: DEEPLOY_CORE_SLOW_PLUGIN_SECONDS='soon': expected a number of seconds "
+                                     ">= 0 (or 'inf')")
+
+
+def test_plugins_misusing_the_registry_api_are_reported(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv)
+    for name in ("no-register-arg", "bad-descriptor", "returns-value", "bad-factories"):
+        assert plugins[name]["distribution"] == "dc-test-misuse" and plugins[name]["version"] == "0.3.0"
+    assert plugins["no-register-arg"]["status"] == "failed"
+    assert plugins["no-register-arg"]["error"].startswith("register_allocators lacks the 'register' argument")
+    assert plugins["bad-descriptor"]["error"] == (
+        "register_allocators raised TypeError: AllocatorExtension.__init__() missing 1 required keyword-only "
+        "argument: 'factory'")
+    assert plugins["returns-value"]["error"] == (
+        "register_allocators returned list; registry hooks call register() and return None")
+    assert plugins["bad-factories"]["status"] == "ok", "wrong factories are found only when used"
+    assert plugins["bad-factories"]["extensions"] == {"allocator": ["crashing", "string-offsets"],
+                                                      "platform": ["none-platform"]}
+
+
+@pytest.mark.parametrize(
+    ("switches", "message"),
+    [
+        (("--platform", "none-platform"),
+         "failed creating platform 'none-platform': TypeError: returned NoneType, expected a Deployer"),
+        (("--allocator", "string-offsets"),
+         "failed solving with allocator 'string-offsets': TypeError: solve() returned dict, "
+         "expected an AllocationSolution"),
+        (("--allocator", "crashing"),
+         "failed solving with allocator 'crashing': ZeroDivisionError: division by zero in the allocator"),
+    ],
+    ids=["platform-makes-none", "allocator-answers-a-dict", "allocator-raises"],
+)
+def test_a_factory_making_the_wrong_thing_is_one_line_exit_2(
+    plugin_venv: Path, tmp_path: Path, switches: tuple[str, ...], message: str
+) -> None:
+    if "--allocator" in switches:
+        pytest.importorskip("deeploy_generic_c", reason="the default platform (plugins/generic_c) is not installed")
+    model = tmp_path / "mlp.onnx"
+    onnx.save(CONFORMANCE_MODELS["mlp"](), model)
+    result = run_cli(plugin_venv, "compile", str(model), "-o", str(tmp_path / "out"), *switches)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == f"error: plugin 'bad-factories' (dc-test-misuse 0.3.0) {message}"
+    assert not (tmp_path / "out").exists(), "nothing is written when compilation fails"

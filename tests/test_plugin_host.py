@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import math
+import re
+import time
 import types
+from pathlib import Path
+from typing import Any, Callable
 
+import onnx
 import pytest
 
-from deeploy_core import AllocatorExtension, PlatformExtension, PluginHost, hookimpl
-from deeploy_core.allocation import FirstFitAllocator
+from deeploy_core import (
+    AllocatorExtension,
+    CodeTransformationExtension,
+    OperatorExtension,
+    PlatformExtension,
+    PluginHost,
+    hookimpl,
+)
+from deeploy_core.allocation import AllocationProblem, AllocationSolution, FirstFitAllocator
+from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.errors import DeeployError, ExtensionNotFoundError, PluginError
 from deeploy_core.plugins import PluginCandidate, PluginSelection, PluginStatus
+from deeploy_core.plugins.timing import DEFAULT_SLOW_PLUGIN_SECONDS, SLOW_PLUGIN_VARIABLE, slow_plugin_threshold
+from deeploy_core.testing.models import CONFORMANCE_MODELS
 
 
 def allocator_plugin(name: str, factory=FirstFitAllocator) -> object:
@@ -206,3 +222,273 @@ def test_tracing_reports_loads_and_hook_calls() -> None:
     text = "".join(lines)
     assert "loading plugin traced from traced.plugin" in text
     assert "register_allocators" in text
+
+
+# -- load time --------------------------------------------------------------------------------------
+
+
+def sleeping_import(seconds: float, plugin: object) -> Callable[[], object]:
+    def load() -> object:
+        time.sleep(seconds)
+        return plugin
+
+    return load
+
+
+def test_load_time_is_recorded_and_a_slow_plugin_is_named_once() -> None:
+    warnings: list[str] = []
+    slow = PluginCandidate("sleepy", "sleepy-dist", "2.0", "sleepy.plugin", sleeping_import(0.2, allocator_plugin("zz")))
+    host = PluginHost.discover(candidates=[slow, candidate("quick", allocator_plugin("q"))], slow_seconds=0.1,
+                               warn=warnings.append)
+    sleepy = host.record("sleepy")
+    assert sleepy.load_seconds >= 0.2 and sleepy.status is PluginStatus.OK, "slow is not broken"
+    assert host.record("quick").load_seconds < sleepy.load_seconds
+    assert sleepy.to_json()["load_seconds"] == round(sleepy.load_seconds, 3)
+    host.add_plugin(allocator_plugin("later"), name="later")  # rebuilds the registry
+    host.plugins()
+    named = [line for line in warnings if "'sleepy'" in line]
+    assert len(named) == 1, warnings
+    assert re.match(r"warning: plugin 'sleepy' \(sleepy-dist 2\.0\) took \d+\.\d\d s to load \(threshold 0\.1 s", named[0])
+    assert "DEEPLOY_CORE_SLOW_PLUGIN_SECONDS" in named[0] and "--disable-plugin sleepy" in named[0]
+    assert named[0].endswith("\n") and named[0].count("\n") == 1
+
+
+def test_registry_hooks_count_towards_the_load_time_once_per_build() -> None:
+    class SlowHook:
+        @hookimpl
+        def register_allocators(self, register):
+            time.sleep(0.15)
+            register(AllocatorExtension(name="slow-hook", factory=FirstFitAllocator))
+
+    warnings: list[str] = []
+    host = PluginHost(slow_seconds=0.1, warn=warnings.append)
+    host.add_plugin(SlowHook(), name="slow-hook")
+    first = host.record("slow-hook").load_seconds
+    host.add_plugin(allocator_plugin("other"), name="other")
+    second = host.record("slow-hook").load_seconds
+    assert first >= 0.15 and second >= 0.15
+    assert second < first + 0.1, "a rebuild replaces the hook time, it does not add to it"
+    assert [line.split(" took")[0] for line in warnings if "slow-hook" in line] == ["warning: plugin 'slow-hook' (local)"]
+
+
+def test_a_slow_import_that_fails_is_named_too() -> None:
+    def slow_failure() -> object:
+        time.sleep(0.15)
+        raise ImportError("gave up")
+
+    warnings: list[str] = []
+    host = PluginHost.discover(candidates=[PluginCandidate("slow-broken", "d", "1", "m", slow_failure)],
+                               slow_seconds=0.1, warn=warnings.append)
+    assert host.record("slow-broken").status is PluginStatus.FAILED
+    assert len([line for line in warnings if "'slow-broken' (d 1)" in line]) == 1
+
+
+def test_disabled_plugins_take_no_time_and_raise_no_warning() -> None:
+    warnings: list[str] = []
+    host = PluginHost.discover(PluginSelection(no_plugins=True), slow_seconds=0.0, warn=warnings.append,
+                               candidates=[candidate("off", allocator_plugin("off"))])
+    assert host.record("off").load_seconds == 0.0
+    assert all("'off'" not in line for line in warnings)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, DEFAULT_SLOW_PLUGIN_SECONDS), ("", DEFAULT_SLOW_PLUGIN_SECONDS), ("0.25", 0.25), ("0", 0.0),
+     ("inf", math.inf)],
+)
+def test_slow_threshold_from_the_environment(value: str | None, expected: float) -> None:
+    environ = {} if value is None else {SLOW_PLUGIN_VARIABLE: value}
+    assert slow_plugin_threshold(environ) == expected
+
+
+@pytest.mark.parametrize("value", ["fast", "-1", "nan"])
+def test_a_bad_slow_threshold_is_a_one_line_error(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SLOW_PLUGIN_VARIABLE, value)
+    with pytest.raises(DeeployError, match=f"{SLOW_PLUGIN_VARIABLE}='{value}': expected a number of seconds"):
+        PluginHost()
+
+
+# -- hooks that cannot work and register() used wrongly -----------------------------------------------
+
+
+def test_registry_hook_without_the_register_argument_is_rejected() -> None:
+    class Deaf:
+        @hookimpl
+        def register_allocators(self):
+            raise AssertionError("must not be called")
+
+    host = PluginHost()
+    record = host.add_plugin(Deaf(), name="deaf")
+    assert record.status is PluginStatus.FAILED
+    assert record.error == ("register_allocators lacks the 'register' argument, so it can register nothing; "
+                            "declare it as register_allocators(register)")
+    assert [e.name for e in host.extensions("allocator")] == ["first-fit"]
+
+
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        (lambda register: register(), "register() takes one AllocatorExtension per call, got 0 arguments"),
+        (lambda register: register(AllocatorExtension(name="a", factory=FirstFitAllocator), "extra"),
+         "register() takes one AllocatorExtension per call, got 2 arguments"),
+        (lambda register: register(name="a", factory=FirstFitAllocator),
+         "register() takes one AllocatorExtension, not keyword arguments (factory, name)"),
+        (lambda register: register(AllocatorExtension(name="no-factory")),  # type: ignore[call-arg]
+         "TypeError: AllocatorExtension.__init__() missing 1 required keyword-only argument: 'factory'"),
+        (lambda register: register(AllocatorExtension(name="Bad Name", factory=FirstFitAllocator)),
+         "ValueError: allocator name 'Bad Name' is invalid"),
+        (lambda register: register(AllocatorExtension(name="not-callable", factory=42)),  # type: ignore[arg-type]
+         "TypeError: allocator 'not-callable': factory must be callable, got int"),
+        (lambda register: register("first-fit"), "register_allocators must register AllocatorExtension, got str"),
+    ],
+    ids=["no-argument", "two-arguments", "keywords", "missing-field", "bad-name", "factory-not-callable", "a-string"],
+)
+def test_register_called_wrongly_fails_the_plugin_with_the_reason(call: Callable[[Any], None], reason: str) -> None:
+    class Clumsy:
+        @hookimpl
+        def register_allocators(self, register):
+            call(register)
+
+    host = PluginHost()
+    host.add_plugin(Clumsy(), name="clumsy", distribution="clumsy-dist", version="0.2")
+    record = host.record("clumsy")
+    assert record.status is PluginStatus.FAILED
+    assert record.error.startswith("register_allocators raised ") and reason in record.error
+    assert "\n" not in record.error and "_RegisterCallback" not in record.error
+    assert [e.name for e in host.extensions("allocator")] == ["first-fit"]
+
+
+def test_operator_descriptor_missing_its_platform_fails_the_plugin() -> None:
+    class NoPlatform:
+        @hookimpl
+        def register_operators(self, register):
+            register(OperatorExtension(name="half", factory=object, platform="", op_type="Relu"))
+
+    host = PluginHost()
+    host.add_plugin(NoPlatform(), name="no-platform")
+    assert host.record("no-platform").error == "register_operators raised ValueError: operator 'half': platform and op_type are required"
+
+
+@pytest.mark.parametrize("returned", [AllocatorExtension(name="returned", factory=FirstFitAllocator), "first-fit", 0])
+def test_hook_returning_anything_but_none_fails(returned: object) -> None:
+    class Returns:
+        @hookimpl
+        def register_allocators(self, register):
+            return returned
+
+    host = PluginHost()
+    host.add_plugin(Returns(), name="returns")
+    assert host.record("returns").error == (f"register_allocators returned {type(returned).__name__}; "
+                            "registry hooks call register() and return None")
+
+
+# -- factories whose products are wrong, found when the extension is used ----------------------------
+
+
+class _MalformedAllocator:
+    """Gives ``answer`` for the problems of one kind (the arena, or tiles in a bounded level), solves the rest."""
+
+    def __init__(self, answer: Callable[[AllocationProblem], object], tiles: bool) -> None:
+        self.answer, self.tiles = answer, tiles
+
+    def solve(self, problem: AllocationProblem) -> object:
+        if (problem.capacity is not None) == self.tiles:
+            return self.answer(problem)
+        return FirstFitAllocator().solve(problem)
+
+
+def _raise(problem: AllocationProblem) -> object:
+    raise RuntimeError("solver crashed")
+
+
+MALFORMED_ANSWERS: dict[str, tuple[Callable[[AllocationProblem], object], str]] = {
+    "none": (lambda problem: None, "TypeError: solve() returned NoneType, expected an AllocationSolution"),
+    "plain-dict": (lambda problem: {b.id: 0 for b in problem.blocks},
+                   "TypeError: solve() returned dict, expected an AllocationSolution"),
+    "string-offsets": (lambda problem: AllocationSolution({b.id: "0" for b in problem.blocks}),
+                       "TypeError: solve() returned offset '0' for block"),
+    "float-offsets": (lambda problem: AllocationSolution({b.id: 0.5 for b in problem.blocks}),
+                      "TypeError: solve() returned offset 0.5 for block"),
+    "missing-block": (lambda problem: AllocationSolution({}), "has no offset"),
+    "overlapping": (lambda problem: AllocationSolution({b.id: 0 for b in problem.blocks}),
+                    "overlap in time and memory"),
+    "infeasible": (lambda problem: AllocationSolution(feasible=False, reason="gave up"),
+                   "ValueError: found no arena layout: gave up"),
+    "raises": (_raise, "RuntimeError: solver crashed"),
+}
+
+
+@pytest.fixture(scope="module")
+def mlp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("models") / "mlp.onnx"
+    onnx.save(CONFORMANCE_MODELS["mlp"](), path)
+    return path
+
+
+def host_with_generic_c(*plugins: tuple[object, str]) -> PluginHost:
+    generic_c_plugin = pytest.importorskip("deeploy_generic_c.plugin", reason="the generic C plugin is not installed")
+    host = PluginHost()
+    host.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")
+    for plugin, name in plugins:
+        host.add_plugin(plugin, name=name, distribution="bad-dist", version="0.1")
+    return host
+
+
+WRONG_ANSWER_CASES = [
+    *[pytest.param(answer, False, id=f"arena-{answer}") for answer in sorted(MALFORMED_ANSWERS)],
+    # An infeasible tile placement is a tiling diagnosis (smaller tiles would fit), not a plugin fault.
+    *[pytest.param(answer, True, id=f"tiles-{answer}") for answer in sorted(MALFORMED_ANSWERS) if answer != "infeasible"],
+]
+
+
+@pytest.mark.parametrize(("answer", "tiled"), WRONG_ANSWER_CASES)
+def test_a_wrong_allocator_answer_is_one_line_naming_the_plugin(answer: str, tiled: bool, mlp_path: Path) -> None:
+    solve, reason = MALFORMED_ANSWERS[answer]
+    factory = lambda: _MalformedAllocator(solve, tiles=tiled)  # noqa: E731
+    host = host_with_generic_c((allocator_plugin("wrong", factory=factory), "wrong-allocator"))
+    options = CompileOptions(platform="generic-c", allocator="wrong", level_sizes={"L1": 8000} if tiled else {})
+    with pytest.raises(DeeployError) as caught:
+        compile_model(mlp_path, options, host)
+    message = str(caught.value)
+    assert isinstance(caught.value, PluginError)
+    assert message.startswith("plugin 'wrong-allocator' (bad-dist 0.1) failed solving with allocator 'wrong': ")
+    assert reason in message and "\n" not in message
+
+
+def test_a_code_transformation_factory_without_apply_is_blamed(mlp_path: Path) -> None:
+    class NoApply:
+        @hookimpl
+        def register_code_transformations(self, register):
+            register(CodeTransformationExtension(name="no-apply", factory=lambda: object()))
+
+    host = host_with_generic_c((NoApply(), "no-apply-plugin"))
+    with pytest.raises(PluginError, match=r"^plugin 'no-apply-plugin' \(bad-dist 0.1\) failed creating "
+                                          r"code_transformation 'no-apply': TypeError: returned object, which has no "
+                                          r"apply\(block, ctxt\)$"):
+        compile_model(mlp_path, CompileOptions(platform="generic-c"), host)
+
+
+@pytest.mark.parametrize(
+    ("apply", "reason"),
+    [(lambda block, ctxt: None, "TypeError: apply() returned NoneType, expected an ExecutionBlock"),
+     (lambda block, ctxt: block.missing_attribute, "AttributeError")],
+    ids=["returns-none", "raises"],
+)
+def test_a_code_transformation_that_breaks_a_block_is_blamed(apply: Callable[..., Any], reason: str,
+                                                             mlp_path: Path) -> None:
+    class Pass:
+        def apply(self, block: Any, ctxt: Any) -> Any:
+            return apply(block, ctxt)
+
+    class Breaks:
+        @hookimpl
+        def register_code_transformations(self, register):
+            register(CodeTransformationExtension(name="breaks", factory=Pass))
+
+    host = host_with_generic_c((Breaks(), "breaking-plugin"))
+    with pytest.raises(PluginError) as caught:
+        compile_model(mlp_path, CompileOptions(platform="generic-c"), host)
+    message = str(caught.value)
+    assert message.startswith("plugin 'breaking-plugin' (bad-dist 0.1) failed applying code_transformation 'breaks' "
+                              "to layer ")
+    assert reason in message

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+# pytester's in-process runs forget every module first imported inside them, and
+# numpy (imported by the allocators through OR-tools) refuses a second import in
+# one process: import it here, before any run, so that every run shares it.
+import deeploy_core.allocation  # noqa: F401  (imports numpy)
+
 GOOD_PLUGIN = '''
 from deeploy_core import AllocatorExtension, hookimpl
 from deeploy_core.allocation import AllocationSolution
@@ -153,3 +158,147 @@ def test_installed(installed_plugin_host):
 ''',
     )
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+BROKEN_PLUGINS = {
+    "raising_hook": ('''
+from deeploy_core import hookimpl
+
+
+@hookimpl
+def register_allocators(register):
+    raise RuntimeError("table is corrupt")
+''', "register_allocators raised RuntimeError: table is corrupt"),
+    "extra_argument": ('''
+from deeploy_core import hookimpl
+
+
+@hookimpl
+def register_allocators(register, capacity):
+    pass
+''', "invalid hook implementation: *capacity*"),
+    "missing_register": ('''
+from deeploy_core import hookimpl
+
+
+@hookimpl
+def register_allocators():
+    pass
+''', "register_allocators lacks the 'register' argument, so it can register nothing*"),
+    "unknown_hook": ('''
+from deeploy_core import hookimpl
+
+
+@hookimpl
+def register_alocators(register):
+    pass
+''', "unknown hook(s) register_alocators: no such hook specification"),
+    "returns_value": ('''
+from deeploy_core import AllocatorExtension, hookimpl
+from deeploy_core.allocation import FirstFitAllocator
+
+
+@hookimpl
+def register_allocators(register):
+    return [AllocatorExtension(name="mine", factory=FirstFitAllocator)]
+''', "register_allocators returned list; registry hooks call register() and return None"),
+    "bad_descriptor": ('''
+from deeploy_core import AllocatorExtension, hookimpl
+
+
+@hookimpl
+def register_allocators(register):
+    register(AllocatorExtension(name="mine"))
+''', "register_allocators raised TypeError: *missing 1 required keyword-only argument: 'factory'"),
+    "duplicate_name": ('''
+from deeploy_core import AllocatorExtension, hookimpl
+from deeploy_core.allocation import FirstFitAllocator
+
+
+@hookimpl
+def register_allocators(register):
+    register(AllocatorExtension(name="first-fit", factory=FirstFitAllocator))
+''', "allocator 'first-fit' is also registered by plugin 'deeploy_core.builtin' (deeploy-core *"),
+}
+
+
+WITH_ALLOCATOR_SUITE = ("raising_hook", "duplicate_name")
+"""Broken plugins also run through an extension suite (each such run has dozens of cases)."""
+
+
+def test_conformance_suites_name_the_cause_of_a_broken_plugin(pytester: pytest.Pytester) -> None:
+    """Every suite stops with the host's reason, never with a symptom such as "no allocator named 'mine'"."""
+    tests = ["from deeploy_core.testing import AllocatorConformance, PluginConformance"]
+    for module, (source, _) in BROKEN_PLUGINS.items():
+        pytester.makepyfile(**{f"plugin_{module}": source})
+        tests.append(f'''
+import plugin_{module}
+
+
+class TestPlugin_{module}(PluginConformance):
+    plugin = plugin_{module}
+    plugin_name = "{module}"
+''')
+        if module in WITH_ALLOCATOR_SUITE:
+            tests.append(f'''
+class TestAllocator_{module}(AllocatorConformance):
+    plugin = plugin_{module}
+    plugin_name = "{module}"
+    allocator_name = "mine"
+''')
+    pytester.makepyfile(test_broken="\n".join(tests))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--tb=short")
+    outcomes = result.parseoutcomes()
+    assert "passed" not in outcomes and outcomes["failed"] == len(BROKEN_PLUGINS)
+    allocator_cases, rest = divmod(outcomes["errors"] - 4 * len(BROKEN_PLUGINS), len(WITH_ALLOCATOR_SUITE))
+    assert rest == 0 and allocator_cases > 20, "every case of the allocator suite stops at setup"
+    for module, (_, reason) in BROKEN_PLUGINS.items():
+        # test_plugin_loads fails with the reason; every other check stops at setup with the same reason.
+        result.stdout.fnmatch_lines([f"E   AssertionError: plugin '{module}' failed: {reason}"])
+        result.stdout.fnmatch_lines([f"E   *PluginLoadFailed: plugin '{module}' failed: {reason}"])
+        expected = 4 + (allocator_cases if module in WITH_ALLOCATOR_SUITE else 0)
+        assert result.stdout.str().count(f"PluginLoadFailed: plugin '{module}' failed: ") == expected
+    result.stdout.no_fnmatch_line("*no allocator named*")
+
+
+def test_allocator_conformance_names_a_malformed_answer(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        dict_plugin='''
+from deeploy_core import AllocatorExtension, hookimpl
+
+
+class DictAllocator:
+    def solve(self, problem):
+        return {block.id: 0 for block in problem.blocks}
+
+
+class StringOffsets:
+    def solve(self, problem):
+        from deeploy_core.allocation import AllocationSolution
+        return AllocationSolution({block.id: "0" for block in problem.blocks})
+
+
+@hookimpl
+def register_allocators(register):
+    register(AllocatorExtension(name="dict", factory=DictAllocator, description="answers a dict"))
+    register(AllocatorExtension(name="strings", factory=StringOffsets, description="answers strings"))
+''',
+        test_conformance='''
+import dict_plugin
+from deeploy_core.testing import AllocatorConformance
+
+
+class TestDict(AllocatorConformance):
+    plugin = dict_plugin
+    allocator_name = "dict"
+
+
+class TestStrings(AllocatorConformance):
+    plugin = dict_plugin
+    allocator_name = "strings"
+''',
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--tb=short")
+    result.stdout.fnmatch_lines(["E   AssertionError: solve() returned dict, expected an AllocationSolution"])
+    result.stdout.fnmatch_lines(["E   AssertionError: solve() returned offset '0' for block *, expected an integer"])
+    result.stdout.no_fnmatch_line("*AttributeError*")

@@ -13,6 +13,7 @@ from deeploy_core.api import compile_model
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import stage_progress
 from deeploy_core.cli.session import CliSession
+from deeploy_core.cli.terminal_text import terminal_text
 
 
 @click.command("analyze")
@@ -28,7 +29,7 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, **selection
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=True))
         return
-    table = Table(title=f"{model.name} on {options.platform}")
+    table = Table(title=terminal_text(f"{model.name} on {options.platform}"))
     for column in ("#", "op", "node", "output", "dtype", "MACs", "weights B", "activations B", "offset", "requant"):
         table.add_column(column, overflow="fold")
     for row in report["layers"]:
@@ -36,8 +37,9 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, **selection
         offsets = ", ".join(str(offset) for offset in row["arena_offsets"].values()) or "-"
         requant = row.get("requantization")
         requant_text = requantisation_text(requant)
-        table.add_row(str(row["index"]), row["op"], row["node"], "x".join(map(str, output["shape"])), output["dtype"],
-                      str(row["macs"]), str(row["weight_bytes"]), str(row["activation_bytes"]), offsets, requant_text)
+        cells = (row["index"], row["op"], row["node"], "x".join(map(str, output["shape"])), output["dtype"],
+                 row["macs"], row["weight_bytes"], row["activation_bytes"], offsets, requant_text)
+        table.add_row(*(terminal_text(cell) for cell in cells))
     console = Console(soft_wrap=True)
     console.print(table)
     memory = report["memory"]
@@ -48,7 +50,7 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, **selection
     if "estimate" in report:
         console.print(estimate_table(report["estimate"]))
     for warning in report["warnings"]:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(terminal_text("warning:", "yellow"), terminal_text(warning))
 
 
 def estimate_table(estimate: dict) -> Table:
@@ -59,7 +61,7 @@ def estimate_table(estimate: dict) -> Table:
     for title, _ in columns:
         table.add_column(title, overflow="fold")
     for layer in estimate["layers"]:
-        table.add_row(*(str(layer.get(key, "-")) for _, key in columns))
+        table.add_row(*(terminal_text(layer.get(key, "-")) for _, key in columns))
     return table
 
 

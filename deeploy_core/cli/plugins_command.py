@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deeploy_core.cli.session import CliSession
+from deeploy_core.cli.terminal_text import terminal_text
 from deeploy_core.plugins import PluginRecord, PluginStatus
 
 _STATUS_STYLE = {PluginStatus.OK: "green", PluginStatus.FAILED: "red", PluginStatus.DISABLED: "yellow"}
@@ -37,6 +38,8 @@ def _table(records: list[PluginRecord]) -> Table:
     for record in records:
         provides = "; ".join(f"{kind}: {', '.join(sorted(names))}" for kind, names in record.extensions.items() if names)
         status = record.status.value + (f": {record.error}" if record.error else "")
-        style = _STATUS_STYLE[record.status]
-        table.add_row(record.name, record.distribution, record.version, provides or "-", f"[{style}]{status}[/]")
+        # An error message quotes whatever the plugin raised: shown literally, never as markup.
+        table.add_row(*(terminal_text(cell) for cell in (record.name, record.distribution, record.version,
+                                                         provides or "-")),
+                      terminal_text(status, _STATUS_STYLE[record.status]))
     return table

@@ -7,6 +7,8 @@ from typing import Callable, Iterator
 
 from rich.console import Console
 
+from deeploy_core.cli.terminal_text import terminal_text
+
 
 @contextmanager
 def stage_progress(what: str) -> Iterator[Callable[[str], None]]:
@@ -15,5 +17,5 @@ def stage_progress(what: str) -> Iterator[Callable[[str], None]]:
     if not console.is_terminal:
         yield lambda stage: None
         return
-    with console.status(what) as status:
-        yield lambda stage: status.update(f"{what}: {stage}")
+    with console.status(terminal_text(what)) as status:  # ``what`` holds the model's file name
+        yield lambda stage: status.update(terminal_text(f"{what}: {stage}"))

@@ -8,6 +8,7 @@ from typing import Callable
 
 from deeploy_core.plugins import PluginHost, PluginSelection
 from deeploy_core.plugins.selection import normalise_plugin_name
+from deeploy_core.plugins.timing import slow_plugin_threshold
 
 
 @dataclass
@@ -25,7 +26,8 @@ class CliSession:
         """The plugin host, with every allowed installed plugin loaded."""
         if self._host is None:
             selection = PluginSelection.from_options(self.environ, self.no_plugins, self.disabled)
-            self._host = PluginHost.discover(selection, trace=self.trace)
+            self._host = PluginHost.discover(selection, trace=self.trace,
+                                             slow_seconds=slow_plugin_threshold(self.environ))
             self._warn_unknown_disabled(self._host)
         return self._host
 

@@ -12,6 +12,7 @@ from deeploy_core.api import validate_model
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import stage_progress
 from deeploy_core.cli.session import CliSession
+from deeploy_core.cli.terminal_text import terminal_text
 
 
 @click.command("validate")
@@ -50,13 +51,14 @@ def validate_command(
             model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir, progress=progress,
             lsb_tolerance=lsb_tolerance,
         )
-    table = Table(title=f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})")
+    table = Table(title=terminal_text(
+        f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})"))
     for column in ("output", "max abs error", "max LSB", "cosine", "mismatches", "status"):
         table.add_column(column)
     for comparison in result.comparisons:
         status = "[green]ok[/]" if comparison.ok else "[red]MISMATCH[/]"
         lsb = comparison.max_lsb_error
-        table.add_row(comparison.name, f"{comparison.max_abs_error:.3g}", "-" if lsb is None else f"{lsb:.3g}",
+        table.add_row(terminal_text(comparison.name), f"{comparison.max_abs_error:.3g}", "-" if lsb is None else f"{lsb:.3g}",
                       f"{comparison.cosine:.6f}",
                       f"{comparison.mismatches}/{comparison.size}", status)
     console = Console(soft_wrap=True)

@@ -58,9 +58,29 @@ class CNameMangler:
         return unique
 
 
+_COMMENT_MARKS = re.compile(r"([*/])(?=[*/])")
+"""A ``*`` or ``/`` followed by another: splitting every such pair leaves no ``*/``, ``/*`` or ``//``."""
+_TRIGRAPH_START = re.compile(r"\?(?=\?)")
+
+
 def c_comment_text(text: str, limit: int = 80) -> str:
-    """``text`` made safe inside a ``/* */`` comment: printable ASCII, no ``*/``, one line."""
+    """``text`` made safe inside a ``/* */`` comment: printable ASCII on one line, no comment marks.
+
+    The steps run in an order where no later one can undo an earlier one:
+    non-ASCII text becomes ``\\x..`` escapes, backslashes (which would splice
+    lines) become ``/``, control characters ``?``, and only then is every
+    adjacent pair of ``*`` and ``/`` split by a space, so that neither the end
+    of the comment nor a nested opener (``-Wcomment``) can appear, whatever
+    text precedes or follows.  ``??`` is split as well, so that no trigraph
+    can form.
+    """
     ascii_only = text.encode("ascii", "backslashreplace").decode()
-    printable = "".join(ch if 32 <= ord(ch) < 127 else "?" for ch in ascii_only)
-    safe = printable.replace("*/", "* /").replace("/*", "/ *").replace("\\", "/")
-    return safe if len(safe) <= limit else safe[: limit - 3] + "..."
+    printable = "".join("/" if ch == "\\" else ch if 32 <= ord(ch) < 127 else "?" for ch in ascii_only)
+    if len(printable) > limit:
+        printable = printable[: max(limit - 3, 0)] + "..."
+    safe = _TRIGRAPH_START.sub("? ", _COMMENT_MARKS.sub(r"\1 ", printable))
+    if safe[:1] in ("*", "/"):
+        safe = " " + safe
+    if safe[-1:] in ("*", "/"):
+        safe += " "
+    return safe

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from deeploy_core.allocation import AllocationBlock, AllocationProblem, AllocationSolution, find_allocation_errors
-from deeploy_core.errors import DeeployError
+from deeploy_core.allocation import AllocationBlock, AllocationProblem, find_allocation_errors
+from deeploy_core.allocation.checked_solve import allocator_error, solve_checked
+from deeploy_core.extensions import ExtensionOrigin
 from deeploy_core.ir import NetworkContext
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.lifetimes import Lifetime, compute_lifetimes
@@ -55,20 +56,25 @@ class MemoryPlan:
         }
 
 
-def plan_arena(layers: list[Layer], ctxt: NetworkContext, allocator: Any, allocator_name: str, alignment: int) -> MemoryPlan:
-    """Allocate every arena buffer and store its offset in the context."""
+def plan_arena(layers: list[Layer], ctxt: NetworkContext, allocator: Any, allocator_name: str, alignment: int,
+               origin: ExtensionOrigin | None = None) -> MemoryPlan:
+    """Allocate every arena buffer and store its offset in the context.
+
+    ``origin`` is the plugin that registered the allocator: a failing or wrong
+    allocator is reported naming it.
+    """
     lifetimes = compute_lifetimes(layers, ctxt)
     blocks = tuple(
         AllocationBlock(name, life.first, life.end, align_up(max(ctxt[name].size_bytes, 1), alignment))
         for name, life in lifetimes.items()
     )
     problem = AllocationProblem(blocks=blocks, alignment=alignment)
-    solution: AllocationSolution = allocator.solve(problem)
+    solution = solve_checked(allocator, problem, allocator_name, origin)
     if not solution.feasible:
-        raise DeeployError(f"allocator {allocator_name!r} found no arena layout: {solution.reason}")
+        raise allocator_error(allocator_name, origin, ValueError(f"found no arena layout: {solution.reason}"))
     errors = find_allocation_errors(problem, solution)
     if errors:
-        raise DeeployError(f"allocator {allocator_name!r} returned an invalid arena layout: {errors[0]}")
+        raise allocator_error(allocator_name, origin, ValueError(f"invalid arena layout: {errors[0]}"))
     for name, offset in solution.offsets.items():
         ctxt[name].offset = offset
     return MemoryPlan(

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import onnx_graphsurgeon as gs
 
+from deeploy_core.allocation.checked_solve import allocator_origin
 from deeploy_core.codegen.chain import build_chain
 from deeploy_core.codegen.execution_block import ExecutionBlock
 from deeploy_core.codegen.network_files import (
@@ -26,7 +27,7 @@ from deeploy_core.codegen.network_files import (
     emit_weights,
 )
 from deeploy_core.deployer import Deployer
-from deeploy_core.errors import PluginError
+from deeploy_core.errors import DeeployError, PluginError
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.integer_types import IntegerTypeInference
@@ -85,7 +86,8 @@ class NetworkDeployer(Deployer):
         mark_aliases(self.layers, self.ctxt)
         hoist_transient_buffers(self.layers, self.ctxt)
         self.memory_plan = plan_arena(
-            self.layers, self.ctxt, self.allocator, self.allocator_name, self.platform.arena_alignment
+            self.layers, self.ctxt, self.allocator, self.allocator_name, self.platform.arena_alignment,
+            allocator_origin(self.host, self.allocator_name),
         )
 
     def generate(self) -> GeneratedNetwork:
@@ -136,9 +138,8 @@ class NetworkDeployer(Deployer):
                 continue
             mapper = self.host.create("operator", extension.name)
             if not isinstance(mapper, NodeMapper):
-                origin = self.host.registered("operator", extension.name).origin
-                raise PluginError(origin.plugin, origin.distribution, f"creating operator {extension.name!r}",
-                                  TypeError(f"returned {type(mapper).__name__}, expected a NodeMapper"))
+                raise self._plugin_error("operator", extension.name, f"creating operator {extension.name!r}",
+                                         TypeError(f"returned {type(mapper).__name__}, expected a NodeMapper"))
             extra.setdefault(extension.op_type, []).append(mapper)
         return extra
 
@@ -149,8 +150,32 @@ class NetworkDeployer(Deployer):
         for extension in self.host.extensions("code_transformation"):
             if extension.platforms and self.platform.name not in extension.platforms:
                 continue
-            chosen.append((extension, self.host.create("code_transformation", extension.name)))
+            made = self.host.create("code_transformation", extension.name)
+            if not callable(getattr(made, "apply", None)):
+                raise self._plugin_error(
+                    "code_transformation", extension.name, f"creating code_transformation {extension.name!r}",
+                    TypeError(f"returned {type(made).__name__}, which has no apply(block, ctxt)"))
+            chosen.append((extension, made))
         return chosen
+
+    def _plugin_error(self, kind: str, name: str, what: str, cause: BaseException) -> PluginError:
+        """The one-line error blaming the plugin that registered extension ``name`` of ``kind``."""
+        origin = self.host.registered(kind, name).origin
+        return PluginError(origin.plugin, f"{origin.distribution} {origin.version}".strip(), what, cause)
+
+    def _apply_plugin_pass(self, extension: Any, transformation: Any, block: ExecutionBlock) -> ExecutionBlock:
+        """Run a plugin's code transformation; a crash or a wrong result names the plugin, not the core."""
+        what = f"applying code_transformation {extension.name!r} to layer {block.layer.name!r}"
+        try:
+            result = transformation.apply(block, self.ctxt)
+        except DeeployError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the error boundary around plugin code
+            raise self._plugin_error("code_transformation", extension.name, what, error) from error
+        if not isinstance(result, ExecutionBlock):
+            raise self._plugin_error("code_transformation", extension.name, what,
+                                     TypeError(f"apply() returned {type(result).__name__}, expected an ExecutionBlock"))
+        return result
 
     def _execution_block(self, layer: Layer) -> ExecutionBlock:
         if not hasattr(self, "_chain_passes"):
@@ -160,6 +185,10 @@ class NetworkDeployer(Deployer):
             block = ExecutionBlock(layer=layer, body=[body], definitions=list(definitions))
         else:
             block = ExecutionBlock(layer=layer, body=[layer.binding.template.render(layer.representation)])
+        from_plugins = {id(made): extension for extension, made in self._chain_passes}
         for transformation in build_chain(self._chain_passes, layer.binding.transformations):
-            block = transformation.apply(block, self.ctxt)
+            if id(transformation) in from_plugins:
+                block = self._apply_plugin_pass(from_plugins[id(transformation)], transformation, block)
+            else:
+                block = transformation.apply(block, self.ctxt)
         return block

@@ -6,11 +6,18 @@ plugin's :class:`PluginRecord` (shown by ``deeploy-core plugins``) instead of
 propagating.  Calls into an extension the user selected, on the other hand,
 raise :class:`~deeploy_core.errors.PluginError` naming the plugin, because
 the user asked for that plugin's work and must learn why it failed.
+
+Each plugin's load (import, hook validation and its registry hooks) is timed
+with a monotonic clock; a plugin slower than the threshold of
+:mod:`deeploy_core.plugins.timing` is named in one warning, because every
+command pays for it.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from types import ModuleType
 from typing import Any, Callable, Iterable
 
@@ -23,6 +30,7 @@ from deeploy_core.plugins.discovery import PluginCandidate, discover_plugins
 from deeploy_core.plugins.records import PluginRecord, PluginStatus
 from deeploy_core.plugins.registry import Contribution, ExtensionRegistry, find_conflicts
 from deeploy_core.plugins.selection import PluginSelection
+from deeploy_core.plugins.timing import slow_plugin_threshold, slow_plugin_warning
 
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (("deeploy_core.builtin", "deeploy_core.builtin.plugin"),)
 """(plugin name, module) of the core's own plugins, loaded like any other plugin."""
@@ -40,6 +48,10 @@ class PluginHost:
     which is what tests want.  ``PluginHost.discover()`` also loads installed
     plugins through the ``deeploy_core.plugins`` entry points, honouring the
     user's :class:`PluginSelection`.
+
+    ``slow_seconds`` is the load time above which a plugin is named in a
+    warning (default: :func:`~deeploy_core.plugins.timing.slow_plugin_threshold`
+    of the environment); ``warn`` receives each warning line (default: stderr).
     """
 
     def __init__(
@@ -48,8 +60,14 @@ class PluginHost:
         selection: PluginSelection | None = None,
         builtins: bool = True,
         trace: Callable[[str], None] | None = None,
+        slow_seconds: float | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.selection = selection or PluginSelection()
+        self.slow_seconds = slow_plugin_threshold(os.environ) if slow_seconds is None else slow_seconds
+        self._warn = warn or _write_stderr
+        self._warned: set[str] = set()
+        self._import_seconds: dict[str, float] = {}
         self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._manager.add_hookspecs(hookspecs)
         self._records: dict[str, PluginRecord] = {}
@@ -72,9 +90,11 @@ class PluginHost:
         *,
         candidates: Iterable[PluginCandidate] | None = None,
         trace: Callable[[str], None] | None = None,
+        slow_seconds: float | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> PluginHost:
         """A host with every installed plugin the selection allows, loaded in name order."""
-        host = cls(selection=selection, trace=trace)
+        host = cls(selection=selection, trace=trace, slow_seconds=slow_seconds, warn=warn)
         found = discover_plugins() if candidates is None else sorted(candidates, key=lambda c: (c.name, c.distribution))
         for candidate in found:
             host._load_candidate(candidate)
@@ -108,6 +128,7 @@ class PluginHost:
             record.status, record.error = PluginStatus.DISABLED, excluded
             return record
         self._trace(f"loading plugin {record.name} from {record.source}")
+        started = time.monotonic()
         try:
             plugin = candidate.load()
         except BaseException as error:  # noqa: BLE001 - a plugin's import may raise anything, even SystemExit
@@ -115,7 +136,10 @@ class PluginHost:
                 raise
             record.fail(f"import failed: {_one_line(error)}")
             return record
-        self._register(plugin, record)
+        else:
+            self._register(plugin, record)
+        finally:
+            self._import_seconds[record.name] = record.load_seconds = time.monotonic() - started
         return record
 
     def _register(self, plugin: object, record: PluginRecord) -> None:
@@ -131,6 +155,22 @@ class PluginHost:
         if unknown:
             self._manager.unregister(plugin)
             record.fail(f"unknown hook(s) {', '.join(unknown)}: no such hook specification")
+            return
+        deaf = sorted(
+            caller.name
+            for caller in callers
+            if caller.name in hookspecs.HOOK_KINDS
+            for implementation in caller.get_hookimpls()
+            if implementation.plugin is plugin and "register" not in implementation.argnames
+        )
+        if deaf:
+            # pluggy accepts an implementation that takes fewer arguments than the
+            # specification, but a registry hook without ``register`` can only
+            # register nothing: certainly a mistake, so say so instead of listing
+            # a plugin that silently provides nothing.
+            self._manager.unregister(plugin)
+            record.fail(f"{', '.join(deaf)} lacks the 'register' argument, so it can register nothing; "
+                        f"declare it as {deaf[0]}(register)")
             return
         record.hooks = tuple(sorted(caller.name for caller in callers))
         self._objects[record.name] = plugin
@@ -148,11 +188,21 @@ class PluginHost:
         contributions: list[Contribution] = []
         for record in self._loaded_records():
             record.extensions = {}
+            started = time.monotonic()
             contributions.extend(self._collect(record))
+            record.load_seconds = self._import_seconds[record.name] + time.monotonic() - started
         for plugin_name, reason in find_conflicts(contributions).items():
             self._records[plugin_name].fail(reason)
         working = [c for c in contributions if c.record.status is PluginStatus.OK]
+        self._warn_slow_plugins()
         return ExtensionRegistry(working)
+
+    def _warn_slow_plugins(self) -> None:
+        """One warning per plugin (working or not) whose load took longer than the threshold."""
+        for name, record in sorted(self._records.items()):
+            if name not in self._warned and record.load_seconds > self.slow_seconds:
+                self._warned.add(name)
+                self._warn(slow_plugin_warning(record, self.slow_seconds) + "\n")
 
     def _loaded_records(self) -> list[PluginRecord]:
         return [
@@ -266,14 +316,27 @@ class _RegisterCallback:
         self.hook_name = hook_name
         self.contributions = contributions
 
-    def __call__(self, extension: Extension) -> None:
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        # Any arguments are accepted and then checked, so that a plugin calling
+        # register wrongly gets a message about register, not about this class.
+        expected = self.expected.__name__
+        if kwargs:
+            raise TypeError(f"register() takes one {expected}, not keyword arguments ({', '.join(sorted(kwargs))}); "
+                            f"call register({expected}(...))")
+        if len(args) != 1:
+            raise TypeError(f"register() takes one {expected} per call, got {len(args)} arguments")
+        extension = args[0]
         if not isinstance(extension, self.expected):
-            raise TypeError(f"{self.hook_name} must register {self.expected.__name__}, got {type(extension).__name__}")
+            raise TypeError(f"{self.hook_name} must register {expected}, got {type(extension).__name__}")
         self.contributions.append(Contribution(self.record, extension))
         self.record.extensions.setdefault(extension.kind, []).append(extension.name)
 
     def __repr__(self) -> str:
         return f"<register {self.expected.kind} for plugin {self.record.name!r}>"
+
+
+def _write_stderr(text: str) -> None:
+    sys.stderr.write(text)
 
 
 def _module_loader(module: str) -> Callable[[], ModuleType]:

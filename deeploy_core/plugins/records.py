@@ -21,6 +21,8 @@ class PluginRecord:
 
     ``error`` holds the one-line reason for ``failed`` and ``disabled``.
     ``extensions`` maps an extension kind to the names the plugin registered.
+    ``load_seconds`` is the wall time (monotonic clock) of importing the
+    plugin and running its registry hooks; 0 for a plugin that was not loaded.
     """
 
     name: str
@@ -32,6 +34,7 @@ class PluginRecord:
     error: str = ""
     hooks: tuple[str, ...] = ()
     extensions: dict[str, list[str]] = field(default_factory=dict)
+    load_seconds: float = 0.0
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -51,7 +54,11 @@ class PluginRecord:
         return f"{self.name!r} ({detail})"
 
     def to_json(self) -> dict[str, Any]:
-        """A plain-data view for ``plugins --json``."""
+        """A plain-data view for ``plugins --json``.
+
+        ``load_seconds`` is rounded to milliseconds; it is the one field that
+        differs between two runs, so compare listings without it.
+        """
         return {
             "name": self.name,
             "distribution": self.distribution,
@@ -63,4 +70,5 @@ class PluginRecord:
             "hooks": list(self.hooks),
             "kinds": list(self.kinds),
             "extensions": {kind: sorted(names) for kind, names in self.extensions.items() if names},
+            "load_seconds": round(self.load_seconds, 3),
         }

@@ -11,11 +11,10 @@ from typing import Callable
 
 import pytest
 
-from deeploy_core.plugins import PluginHost, PluginRecord, PluginSelection, PluginStatus
+from deeploy_core.plugins import PluginHost, PluginRecord, PluginSelection
+from deeploy_core.testing.loading import PluginLoadFailed, require_loaded
 
-
-class PluginLoadFailed(AssertionError):
-    """Raised by ``register_plugin`` when the plugin did not load, carrying the host's reason."""
+__all__ = ["PluginLoadFailed"]
 
 
 @pytest.fixture
@@ -43,9 +42,7 @@ def register_plugin(plugin_host: PluginHost) -> Callable[..., PluginRecord]:
         plugin_name = name or getattr(plugin, "__name__", type(plugin).__name__)
         plugin_host.add_plugin(plugin, name=plugin_name, distribution=distribution, version=version)
         record = plugin_host.record(plugin_name)
-        if not expect_failure and record.status is not PluginStatus.OK:
-            raise PluginLoadFailed(f"plugin {plugin_name!r} {record.status.value}: {record.error}")
-        return record
+        return record if expect_failure else require_loaded(record)
 
     return register
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
+from deeploy_core.ir.names import c_comment_text
 from deeploy_core.tiling.tiles import TiledLayer, tile_input_name, tile_output_name, tile_scratch_name
 from deeploy_core.tiling.transfers import TransferPrimitives
 
@@ -160,8 +161,8 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
             strides=_int_array(element_strides(tensor.shape)),
         )
 
-    definitions = [f"/* {tiled.layer.name} ({tiled.layer.op_type}): {len(tiled.tiles)} tiles, "
-                   f"{len(tiled.variants)} kernel variants */"]
+    definitions = [f"/* {c_comment_text(tiled.layer.name)} ({c_comment_text(tiled.layer.op_type, 40)}): "
+                   f"{len(tiled.tiles)} tiles, {len(tiled.variants)} kernel variants */"]
     definitions.append(
         f"static const int32_t {prefix}_tiles[{len(rows) * columns}] = {{\n    "
         + ",\n    ".join(", ".join(str(v) for v in row) for row in rows) + "\n};"
@@ -299,7 +300,7 @@ def _serial_schedule(tiled: TiledLayer, layout: LayerLayout, prefix: str, level_
     count = len(tiled.tiles)
     lines = [
         "{",
-        f"    /* {tiled.layer.name}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering */",
+        f"    /* {c_comment_text(tiled.layer.name)}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering */",
         f"    uint8_t *table_bytes = {level_pointer} + {layout.table_offset};",
         f"    for (int32_t i = 0; i < {layout.table_bytes}; ++i) table_bytes[i] = ((const uint8_t *){prefix}_tiles)[i];",
         "    const int32_t *table = (const int32_t *)table_bytes;",
@@ -354,7 +355,7 @@ def _cluster_schedule(tiled: TiledLayer, layout: LayerLayout, prefix: str, level
     leader = f"const int32_t dc_leader = ({parallel.core_id}) == 0;"
     barrier = parallel.barrier
     lines = [
-        f"/* {tiled.layer.name}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering, "
+        f"/* {c_comment_text(tiled.layer.name)}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering, "
         f"{parallel.cores} cores */",
         leader,
         f"uint8_t *table_bytes = {level_pointer} + {layout.table_offset};",

@@ -24,6 +24,7 @@ from deeploy_core.allocation import (
     find_allocation_errors,
     stack_in_order,
 )
+from deeploy_core.allocation.checked_solve import allocator_error, allocator_origin, solve_checked
 from deeploy_core.deployer import Deployer, DeployerWrapper
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import BufferKind
@@ -341,11 +342,16 @@ class TilerDeployerWrapper(DeployerWrapper):
                 offsets = stack_in_order(order, {b.id: b.size for b in blocks}, {b.id: (0, 1) for b in blocks},
                                          alignment)
             else:
-                solution = self.allocator.solve(problem)
+                origin = allocator_origin(self.host, self.allocator_name)
+                solution = solve_checked(self.allocator, problem, self.allocator_name, origin)
                 if not solution.feasible:
                     raise TilingInfeasibleError(
                         f"{self.compute_level}: allocator {self.allocator_name!r} cannot place layer "
                         f"{tiled.layer.name!r}'s tiles: {solution.reason}")
+                errors = find_allocation_errors(problem, solution)
+                if errors:
+                    raise allocator_error(self.allocator_name, origin, ValueError(
+                        f"invalid {self.compute_level} layout for layer {tiled.layer.name!r}: {errors[0]}"))
                 offsets = dict(solution.offsets)
             layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident, scratch_strides=strides)
             for index, tensor in enumerate(node.inputs):

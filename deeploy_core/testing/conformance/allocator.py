@@ -7,7 +7,9 @@ from typing import Any, ClassVar
 import pytest
 
 from deeploy_core.allocation import AllocationBlock, AllocationProblem, AllocationSolution, find_allocation_errors
+from deeploy_core.allocation.checked_solve import malformed_solution
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.loading import load_plugin_under_test
 
 
 def _chain_problem(capacity: int | None = None) -> AllocationProblem:
@@ -117,13 +119,14 @@ class AllocatorConformance:
         """A fresh allocator made by the host, as ``--allocator NAME`` would make it."""
         host = PluginHost()
         if self.plugin is not None:
-            host.add_plugin(self.plugin, name=self.plugin_name)
+            load_plugin_under_test(host, self.plugin, self.plugin_name)
         return host.create("allocator", self.allocator_name, **self.options)
 
     def _solve(self, allocator: Any, problem: AllocationProblem) -> AllocationSolution:
         solution = allocator.solve(problem)
-        assert isinstance(solution, AllocationSolution), f"solve() returned {type(solution).__name__}"
-        return solution
+        reason = malformed_solution(solution)
+        assert reason is None, reason
+        return solution  # type: ignore[no-any-return]
 
     def test_unbounded_problem_is_solved_validly(self, allocator: Any) -> None:
         problem = _interleaved_problem()

@@ -11,6 +11,7 @@ import pytest
 from deeploy_core.api import CompileOptions, validate_model
 from deeploy_core.extensions import CodeTransformationExtension
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.loading import load_plugin_under_test
 from deeploy_core.testing.models import CONFORMANCE_MODELS
 
 
@@ -33,8 +34,8 @@ class CodeTransformationConformance:
     def transformation_host(cls) -> PluginHost:
         host = PluginHost()
         if cls.platform_plugin is not None:
-            host.add_plugin(cls.platform_plugin, name=cls.platform_plugin_name)
-        host.add_plugin(cls.plugin, name=cls.plugin_name)
+            load_plugin_under_test(host, cls.platform_plugin, cls.platform_plugin_name)
+        load_plugin_under_test(host, cls.plugin, cls.plugin_name)
         return host
 
     def test_transformation_is_registered(self, transformation_host: PluginHost) -> None:

@@ -21,6 +21,7 @@ from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.midend.unsupported import UnsupportedModelError
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.loading import load_plugin_under_test
 from deeploy_core.testing.node_cases import NodeCase
 
 
@@ -40,7 +41,7 @@ class PlatformConformance:
         """An isolated host holding the plugin under test."""
         host = PluginHost()
         if cls.plugin is not None:
-            host.add_plugin(cls.plugin, name=cls.plugin_name)
+            load_plugin_under_test(host, cls.plugin, cls.plugin_name)
         return host
 
     @pytest.fixture(scope="class")

@@ -22,6 +22,7 @@ import pytest
 
 from deeploy_core.api import CompileOptions, compile_model, validate_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.loading import load_plugin_under_test
 from deeploy_core.testing.models import CONFORMANCE_MODELS
 from deeploy_core.tiling.wrapper import TilingInfeasibleError
 
@@ -37,7 +38,7 @@ class _HostMixin:
     def make_host(cls) -> PluginHost:
         host = PluginHost()
         for plugin, name in cls.plugins:
-            host.add_plugin(plugin, name=name)
+            load_plugin_under_test(host, plugin, name)
         return host
 
     @pytest.fixture(scope="class")
