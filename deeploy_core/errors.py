@@ -23,12 +23,12 @@ class DeeployError(Exception):
 
 
 def printable_line(text: str) -> str:
-    """``text`` as exactly one printable line: newlines, tabs and other control characters become escapes.
+    """``text`` as exactly one printable line: newlines, ESC, bidi overrides and other non-printables become escapes.
 
     Model-derived names reach error messages; escaping them here means a name
     holding a newline can never forge a second line of output.
     """
-    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class ExtensionNotFoundError(DeeployError, LookupError):

@@ -13,12 +13,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-
-def visible(text: str) -> str:
-    """``text`` with every non-printable character (ESC, newline, BEL, bidi overrides …) written as an escape."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+from deeploy_core.errors import printable_line
 
 
 def terminal_text(value: object, style: str = "") -> Text:
     """``str(value)`` as rich text that is displayed literally: no markup, no control characters."""
-    return Text(visible(str(value)), style=style)
+    return Text(printable_line(str(value)), style=style)
