@@ -1,7 +1,10 @@
 """Deeploy's integer peer tests: bit-exact with their golden outputs in the raw integer domain.
 
 Input C types follow Deeploy's rule for test data (narrowest integer type that
-holds the sample's range, unsigned first; see the peer tests' MANIFEST).
+holds the sample's range, unsigned first; see the peer tests' MANIFEST).  The
+generated code and the runtime are built with warnings as errors and run under
+AddressSanitizer and UBSan: this is the untiled integer peers' only build, so
+the check costs no extra compile.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import pytest
 
 from deeploy_core.api import CompileOptions, validate_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.c_flags import ADDRESS_SANITIZER_FLAGS, strict_flags
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
+from deeploy_core.validate import Toolchain
 
 ROOT = peer_tests_root(Path(__file__).parent)
 TESTS = [test for test in find_peer_tests(ROOT) if "/FP32/" not in f"/{test.name}/"] if ROOT else []
@@ -27,6 +32,7 @@ def test_all_integer_peer_tests_are_found() -> None:
 @pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
 @pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
 def test_integer_peer_test_is_bit_exact(peer, generic_c_host: PluginHost, runtime_cache: Path) -> None:
+    """Bit-exact, warning-free under -Wall -Wextra -Werror -pedantic, and clean under ASan/UBSan."""
     if peer.name in NOT_YET:
         pytest.skip(NOT_YET[peer.name])
     _, result = validate_model(
@@ -37,6 +43,7 @@ def test_integer_peer_test_is_bit_exact(peer, generic_c_host: PluginHost, runtim
         outputs_npz=peer.outputs,
         atol=0.0,
         cache_dir=runtime_cache,
+        toolchain=Toolchain.from_environment(extra_flags=strict_flags(ADDRESS_SANITIZER_FLAGS)),
     )
     for comparison in result.comparisons:
         assert comparison.ok, f"{comparison.name}: {comparison.mismatches}/{comparison.size} elements differ"

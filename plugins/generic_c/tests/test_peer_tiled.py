@@ -2,11 +2,13 @@
 tiler reports feasible, with single and double buffering.
 
 Float tests must match their golden outputs within the FP32 tolerance, integer tests bit for bit.  Every
-compile's reported L1 usage (tile buffers + tiling tables + kernel scratch) must fit the configured L1.
+compile's reported L1 usage (tile buffers + tiling tables + kernel scratch) must fit the configured L1.  Every
+build uses -Wall -Wextra -Werror -pedantic; the smallest L1 with double buffering also runs under ASan/UBSan.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -14,8 +16,10 @@ import pytest
 
 from deeploy_core.api import CompileOptions, validate_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.c_flags import ADDRESS_SANITIZER_FLAGS, WARNING_FLAGS, strict_flags
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.validate import Toolchain
 
 ROOT = peer_tests_root(Path(__file__).parent)
 TESTS = find_peer_tests(ROOT) if ROOT else []
@@ -27,8 +31,10 @@ def _options(peer, l1: int, buffering: str) -> CompileOptions:
                           level_sizes={"L1": l1}, buffering=buffering)
 
 
+@functools.cache
 def smallest_l1(peer, buffering: str, host: PluginHost) -> int:
-    """The size named by the diagnosis of a 1-byte L1."""
+    """The size named by the diagnosis of a 1-byte L1 (cached: two tests per network probe the double-buffered
+    one, and each probe is a whole compile)."""
     from deeploy_core.api import compile_model
 
     with pytest.raises(TilingInfeasibleError) as refused:
@@ -47,7 +53,8 @@ def test_peer_test_runs_tiled(peer, l1, buffering: str, generic_c_host: PluginHo
     tolerance = (1e-4, 1e-4) if peer.is_float else (0.0, 0.0)
     generated, result = validate_model(peer.model, _options(peer, size, buffering), generic_c_host,
                                        inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance[0],
-                                       rtol=tolerance[1], repeats=1, cache_dir=runtime_cache)
+                                       rtol=tolerance[1], repeats=1, cache_dir=runtime_cache,
+                                       toolchain=Toolchain.from_environment(extra_flags=WARNING_FLAGS))
     for comparison in result.comparisons:
         assert comparison.ok, (f"{comparison.name}: {comparison.mismatches}/{comparison.size} elements differ "
                                f"(max abs error {comparison.max_abs_error:.3g})")
@@ -55,9 +62,6 @@ def test_peer_test_runs_tiled(peer, l1, buffering: str, generic_c_host: PluginHo
     assert level["capacity"] == size and level["used"] <= size, level
     layers = generated.report["tiling"]["layers"]
     assert sum(layer["level_bytes"] > 0 for layer in layers) == len(layers)
-
-
-STRICT_FLAGS = ("-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
 
 
 @pytest.fixture(scope="module")
@@ -70,11 +74,10 @@ def strict_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_tiled_code_is_warning_and_sanitizer_clean(peer, generic_c_host: PluginHost, strict_cache: Path) -> None:
     """The most demanding schedule (smallest L1, double buffering) under -Werror and ASan/UBSan: every tile
     transfer stays inside its tensor and its L1 slot."""
-    from deeploy_core.validate import Toolchain
-
     size = smallest_l1(peer, "double", generic_c_host)
     tolerance = 1e-4 if peer.is_float else 0.0
     _, result = validate_model(peer.model, _options(peer, size, "double"), generic_c_host, inputs_npz=peer.inputs,
                                outputs_npz=peer.outputs, atol=tolerance, rtol=tolerance, repeats=1,
-                               cache_dir=strict_cache, toolchain=Toolchain.from_environment(extra_flags=STRICT_FLAGS))
+                               cache_dir=strict_cache,
+                               toolchain=Toolchain.from_environment(extra_flags=strict_flags(ADDRESS_SANITIZER_FLAGS)))
     assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]

@@ -8,6 +8,11 @@ tiling tables, per-core kernel scratch) must fit the configured L1; and the
 DMA traffic and per-core work the emulator counts must equal the compiler's
 prediction in report.json.
 
+Every build uses -Wall -Wextra -Werror -pedantic.  The 64 KiB single-buffered
+configuration is also built with AddressSanitizer and UBSan (the emulator then
+poisons DMA destinations until their wait, so an early read is a report), and
+the busiest one (16 KiB, double buffering) runs under ThreadSanitizer.
+
 A few peer networks (ReduceMean on 576 KiB of activations) do not fit the
 default 512 KiB L2, and tensors never live in L3 (no L3 → L2 tiling yet): for
 those the compile must fail with the one-line L2 diagnosis, and the test then
@@ -16,6 +21,7 @@ runs them with the L2 size that diagnosis names, rounded up to 64 KiB.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -24,12 +30,17 @@ import pytest
 
 from deeploy_core.api import CompileOptions, validate_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.c_flags import ADDRESS_SANITIZER_FLAGS, THREAD_SANITIZER_FLAGS, strict_flags
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.validate import Toolchain
 
 ROOT = peer_tests_root(Path(__file__).parent)
 TESTS = find_peer_tests(ROOT) if ROOT else []
 MISSING = "Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing"
+ADDRESS_SANITIZED = (65536, "single")
+"""The (L1 bytes, buffering) configuration whose builds also carry ASan/UBSan: the sanitizers cost several times
+the build and run time, and the other configurations run the same kernels and transfer code."""
 
 
 def cluster_options(peer, l1: int, buffering: str, cores: int = 8, l2: int | None = None) -> CompileOptions:
@@ -38,8 +49,13 @@ def cluster_options(peer, l1: int, buffering: str, cores: int = 8, l2: int | Non
                           buffering=buffering, cores=cores)
 
 
+@functools.cache
 def l2_for(peer, host: PluginHost) -> int | None:
-    """None if the network fits the default L2, else the size its one-line diagnosis names (rounded up)."""
+    """None if the network fits the default L2, else the size its one-line diagnosis names (rounded up).
+
+    Probed once per network (64 KiB, single buffering, rounded up to a 64 KiB step that covers the other
+    configurations too) and cached: each probe is a whole compile, which five tests per network would repeat.
+    """
     from deeploy_core.api import compile_model
 
     try:
@@ -62,9 +78,11 @@ def test_peer_test_runs_on_the_cluster(peer, l1: int, buffering: str, cluster_ho
     monkeypatch.setenv("PULP_EMULATOR_STATS", str(stats_file))
     tolerance = (1e-4, 1e-4) if peer.is_float else (0.0, 0.0)
     l2 = l2_for(peer, cluster_host)
+    sanitizer = ADDRESS_SANITIZER_FLAGS if (l1, buffering) == ADDRESS_SANITIZED else ()
     generated, result = validate_model(peer.model, cluster_options(peer, l1, buffering, l2=l2), cluster_host,
                                        inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance[0],
-                                       rtol=tolerance[1], repeats=1, cache_dir=runtime_cache)
+                                       rtol=tolerance[1], repeats=1, cache_dir=runtime_cache,
+                                       toolchain=Toolchain.from_environment(extra_flags=strict_flags(sanitizer)))
     for comparison in result.comparisons:
         assert comparison.ok, (f"{comparison.name}: {comparison.mismatches}/{comparison.size} elements differ "
                                f"(max abs error {comparison.max_abs_error:.3g})")
@@ -89,12 +107,10 @@ def tsan_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
 def test_thread_sanitizer_reports_no_race(peer, cluster_host: PluginHost, tsan_cache: Path) -> None:
     """The busiest schedule (16 KiB, double buffering, 8 cores) under ThreadSanitizer: a report fails the run."""
-    from deeploy_core.validate import Toolchain
-
     tolerance = 1e-4 if peer.is_float else 0.0
     l2 = l2_for(peer, cluster_host)
     _, result = validate_model(peer.model, cluster_options(peer, 16384, "double", l2=l2), cluster_host,
                                inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance, rtol=tolerance,
                                repeats=1, cache_dir=tsan_cache,
-                               toolchain=Toolchain.from_environment(extra_flags=("-g", "-fsanitize=thread")))
+                               toolchain=Toolchain.from_environment(extra_flags=strict_flags(THREAD_SANITIZER_FLAGS)))
     assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]
