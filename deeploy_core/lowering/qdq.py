@@ -21,6 +21,7 @@ visible behind their DequantizeLinear nodes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,10 +43,11 @@ COMPUTE = {
 """Float op → (integer op, domain)."""
 
 VALUE_PRESERVING = frozenset(
-    {"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Gather",
-     "Identity"}
+    {"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Gather", "Identity"}
 )
-"""Ops whose outputs are a selection of their inputs: exact on integers when the quantisation is shared."""
+"""Ops whose outputs are a selection of their inputs: exact on integers when the quantisation is shared.
+
+(GlobalMaxPool is one too, but platforms have no integer kernel for it: it keeps its float fallback.)"""
 
 WEIGHT_AXIS = {"Conv": 0, "MatMul": 1}
 
@@ -125,6 +127,10 @@ class QDQToInteger(SubgraphTransformation):
             return False
         if node.op in ("Add", "Mul"):
             return _per_tensor(operands[1])
+        if node.op == "MatMul" and not _matrices_with_shared_batch(node):
+            return False
+        if node.op == "AveragePool" and not _full_area_windows(node):
+            return False
         if node.op == "Gemm" and (int(node.attrs.get("transA", 0)) or float(node.attrs.get("alpha", 1.0)) != 1.0
                                   or float(node.attrs.get("beta", 1.0)) != 1.0):
             return False
@@ -152,8 +158,9 @@ class QDQToInteger(SubgraphTransformation):
         inputs: list[gs.Tensor] = []
         for dq in dequantized[:arity]:
             inputs.extend(_operand_tensors(dq))
-        if node.op == "Gemm" and len(node.inputs) > 2:
-            inputs.append(dequantized[2].inputs[0] if node.inputs[2].name else gs.Variable.empty())
+        if node.op == "Gemm":  # QGemm's C comes before y_scale: an absent bias still takes its (empty) slot
+            has_bias = len(node.inputs) > 2 and bool(node.inputs[2].name)
+            inputs.append(dequantized[2].inputs[0] if has_bias else gs.Variable.empty())
         inputs.extend(_operand_tensors(quantize)[1:])
         if node.op == "Conv" and len(node.inputs) > 2 and node.inputs[2].name:
             inputs.append(dequantized[2].inputs[0])
@@ -173,6 +180,33 @@ def _operand_tensors(qdq: gs.Node) -> list[gs.Tensor]:
     zero = qdq.inputs[2] if len(qdq.inputs) > 2 and qdq.inputs[2].name else gs.Constant(
         f"{qdq.name}_zero_point", np.zeros((), np.uint8))
     return [qdq.inputs[0] if qdq.op == "DequantizeLinear" else qdq.outputs[0], qdq.inputs[1], zero]
+
+
+def _matrices_with_shared_batch(node: gs.Node) -> bool:
+    """Both operands are matrices whose batch dimensions are absent or those of the output.
+
+    That is what QLinearMatMul kernels index; a 1-D operand (numpy's promotion)
+    or a batch broadcast over some dimensions only keeps the float fallback.
+    """
+    shapes = [tensor.shape for tensor in (*node.inputs[:2], node.outputs[0])]
+    if any(shape is None for shape in shapes) or min(len(shapes[0]), len(shapes[1])) < 2:
+        return False
+    batch = math.prod(shapes[2][:-2])
+    return all(math.prod(shape[:-2]) in (1, batch) for shape in shapes[:2])
+
+
+def _full_area_windows(node: gs.Node) -> bool:
+    """Every window divides by the full kernel area, as QLinearAveragePool kernels do.
+
+    Not so with ``ceil_mode`` (the last windows are cut short) or padding left
+    out of the count (``count_include_pad=0`` with explicit or SAME padding):
+    such pools keep the float fallback.
+    """
+    if int(node.attrs.get("ceil_mode", 0)):
+        return False
+    padded = any(int(p) for p in node.attrs.get("pads", [])) or \
+        str(node.attrs.get("auto_pad", "NOTSET")) in ("SAME_UPPER", "SAME_LOWER")
+    return not padded or bool(int(node.attrs.get("count_include_pad", 0)))
 
 
 def _bias_applies(bias: gs.Tensor, operands: list[gs.Node | None]) -> bool:

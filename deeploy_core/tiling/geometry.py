@@ -290,7 +290,9 @@ class SlidingWindow(TileConstraint):
             start = o0 * win.strides[axis] - win.pads_begin[axis]
             stop = (o1 - 1) * win.strides[axis] - win.pads_begin[axis] + (win.kernel[axis] - 1) * win.dilations[axis] + 1
             begin.append(max(0, -start))
-            end.append(max(0, stop - x_shape[2 + axis]))
+            # A ceil_mode window may run past the end padding: that overhang is not padding (an AveragePool with
+            # count_include_pad=1 must not count it), so the tile's end padding stops where the node's does.
+            end.append(max(0, min(stop, x_shape[2 + axis] + win.pads_end[axis]) - x_shape[2 + axis]))
         attrs.pop("auto_pad", None)
         attrs["pads"] = begin + end
         if self.weights and int(attrs.get("group", 1)) > 1 and self._channels_follow(node, ctxt):

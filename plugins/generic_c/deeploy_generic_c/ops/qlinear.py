@@ -284,10 +284,10 @@ class QLinearAveragePoolParser(NodeParser):
             node = gs.Node("AveragePool", attrs={"kernel_shape": kernel}, inputs=node.inputs, outputs=node.outputs)
         else:
             kernel = [int(v) for v in attribute(node, "kernel_shape")]
-            padded = any(int(p) for p in attribute(node, "pads", [0] * 2 * len(kernel)))
-            if int(attribute(node, "ceil_mode", 0)) or (padded and not int(attribute(node, "count_include_pad", 0))):
-                raise NodeMismatch("attribute", "ceil_mode=1 or padding excluded from the count is not supported")
         win = sliding_window(node, x, y, kernel, "pooling")
+        # The window's padding includes what auto_pad SAME_* resolves to, not only the pads attribute.
+        if int(attribute(node, "ceil_mode", 0)) or (any(win.pads) and not int(attribute(node, "count_include_pad", 0))):
+            raise NodeMismatch("attribute", "ceil_mode=1 or padding excluded from the count is not supported")
         area = win.kh * win.kw
         requant = Requantiser.from_scales(np.array([x_scale[0] / (y_scale * area)]), y, y_zero)
         planes = win.n * win.c

@@ -1,0 +1,61 @@
+"""Which outputs of a fixed-point compile can be held to one quantisation step of ONNX Runtime.
+
+A fixed-point layer requantises its int32 accumulator with a 31-bit
+multiplier and a shift where ONNX Runtime dequantises, computes in float and
+quantises again: the two may round a value to neighbouring steps (the
+compiler's "within one LSB").  Every other layer runs as in exact mode, bit
+exact *given the same inputs*.  A one-step difference that reaches a later
+layer is not one step any more: requantising it to a finer scale, weighting it
+in a sum or passing it through a steep activation multiplies it.
+
+So an output is judged at one step only when at most one fixed-point layer
+lies upstream of it and only value-copying integer ops (reshapes, transposes,
+concatenations, max pooling on shared parameters, the final
+dequantisation) follow that layer.  Other outputs of a fixed-point compile are
+still computed, built and run (and must be repeatable), but their values are
+not compared.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+FIXED_POINT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearMul", "QLinearAveragePool",
+                             "QLinearGlobalAveragePool"})
+"""Report op names of the layers the fixed-point lowering produces."""
+COPYING_OPS = frozenset({"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice",
+                         "Gather", "Identity", "DequantizeLinear"})
+"""Layers whose outputs are their inputs' values, moved (or, for DequantizeLinear, scaled by the step they are
+judged in): they pass a one-step difference on unchanged."""
+
+
+class Rounding(IntEnum):
+    """How far a tensor may be from ONNX Runtime's, by construction."""
+
+    EXACT = 0
+    ONE_STEP = 1
+    UNBOUNDED = 2
+
+
+def tensor_rounding(layers: list[dict[str, Any]]) -> dict[str, Rounding]:
+    """The rounding of every layer output, from the report's ``layers`` (in execution order)."""
+    rounding: dict[str, Rounding] = {}
+    for layer in layers:
+        worst = max((rounding.get(tensor["name"], Rounding.EXACT) for tensor in layer["inputs"] if tensor["name"]),
+                    default=Rounding.EXACT)
+        if layer["op"] in FIXED_POINT_OPS:
+            result = Rounding.ONE_STEP if worst is Rounding.EXACT else Rounding.UNBOUNDED
+        elif layer["op"] in COPYING_OPS:
+            result = worst
+        else:
+            result = Rounding.EXACT if worst is Rounding.EXACT else Rounding.UNBOUNDED
+        for tensor in layer["outputs"]:
+            rounding[tensor["name"]] = result
+    return rounding
+
+
+def judged_outputs(layers: list[dict[str, Any]], outputs: list[str]) -> list[str]:
+    """The outputs a fixed-point compile must get within one step of ONNX Runtime."""
+    rounding = tensor_rounding(layers)
+    return [name for name in outputs if rounding.get(name, Rounding.EXACT) <= Rounding.ONE_STEP]
