@@ -23,7 +23,7 @@ demo: $(STAMP)
 	$(BIN)/deeploy-core validate $(EXAMPLE) --platform generic-c
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=15
 
 docs: $(STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html

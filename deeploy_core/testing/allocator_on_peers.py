@@ -16,7 +16,9 @@ from typing import Any
 from deeploy_core.allocation import AllocationBlock, AllocationProblem, AllocationSolution, find_allocation_errors
 from deeploy_core.api import CompileOptions, compile_model, validate_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.testing.peer_tests import PeerTest
+from deeploy_core.validate.build import Toolchain
 
 
 def arena_with(peer: PeerTest, allocator: str, host: PluginHost, platform: str = "generic-c") -> tuple[Any, dict[str, Any]]:
@@ -39,12 +41,16 @@ def arena_with(peer: PeerTest, allocator: str, host: PluginHost, platform: str =
 
 def check_tiled_run(peer: PeerTest, allocator: str, host: PluginHost, cache_dir: Path, l1: int = 16000,
                     buffering: str = "double", platform: str = "generic-c") -> None:
-    """Tile ``peer`` into an L1 of ``l1`` bytes with ``allocator`` placing the tile buffers; build, run, compare."""
+    """Tile ``peer`` into an L1 of ``l1`` bytes with ``allocator`` placing the tile buffers; build, run, compare.
+
+    Built with the warning flags of the peer tests (warnings are errors).
+    """
     options = CompileOptions(platform=platform, input_types=peer.input_types(), allocator=allocator,
                              level_sizes={"L1": l1}, buffering=buffering)
     tolerance = 1e-4 if peer.is_float else 0.0
     generated, result = validate_model(peer.model, options, host, inputs_npz=peer.inputs, outputs_npz=peer.outputs,
-                                       atol=tolerance, rtol=tolerance, repeats=1, cache_dir=cache_dir)
+                                       atol=tolerance, rtol=tolerance, repeats=1, cache_dir=cache_dir,
+                                       toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
     assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]
     level = generated.report["memory_levels"]["L1"]
     assert level["used"] <= level["capacity"] == l1
