@@ -23,7 +23,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -129,10 +128,9 @@ def compile_digest(peer: PeerTest, configuration: Configuration, host: PluginHos
             _, generated = compile_model(peer.model, options, host)
             break
         except TilingInfeasibleError as error:
-            needed = re.match(r"L2 needs at least (\d+) bytes", str(error))
-            if setup.platform != "pulp-cluster" or l2 is not None or needed is None:
+            if setup.platform != "pulp-cluster" or l2 is not None or error.level != "L2" or error.needed_bytes is None:
                 return _error_digest(peer, str(error), l2)
-            l2 = -(-int(needed.group(1)) // L2_STEP) * L2_STEP
+            l2 = -(-error.needed_bytes // L2_STEP) * L2_STEP
         except DeeployError as error:
             return _error_digest(peer, str(error), l2)
     with tempfile.TemporaryDirectory(prefix="deeploy-determinism-") as scratch:

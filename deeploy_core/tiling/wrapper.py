@@ -63,7 +63,16 @@ def expand_model_order(order: list[str], block_ids: list[str]) -> list[str]:
 
 
 class TilingInfeasibleError(DeeployError):
-    """No tiling fits the compute level; the message names the layer and the minimum size."""
+    """No tiling fits the compute level; the message names the layer and the minimum size.
+
+    ``level`` and ``needed_bytes`` carry that size for programs that retry
+    with it (None when no size would help, e.g. an allocator that gave up).
+    """
+
+    def __init__(self, message: str, level: str | None = None, needed_bytes: int | None = None) -> None:
+        super().__init__(message)
+        self.level = level
+        self.needed_bytes = needed_bytes
 
 
 @dataclass
@@ -158,7 +167,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         for name, entry in self.memory_level_report().items():
             if entry["capacity"] is not None and entry["used"] > entry["capacity"]:  # type: ignore[operator]
                 raise TilingInfeasibleError(f"{name} needs at least {entry['used']} bytes (arena {entry['arena']}, "
-                                            f"tables {entry['tables']}, static {entry['static']}) but has {entry['capacity']}")
+                                            f"tables {entry['tables']}, static {entry['static']}) but has {entry['capacity']}",
+                                            name, int(entry["used"]))  # type: ignore[arg-type]
 
     def tiled_candidates(self) -> list[Layer]:
         """Layers that run code (views cost nothing and are not tiled)."""
@@ -241,13 +251,13 @@ class TilerDeployerWrapper(DeployerWrapper):
         self.tiling_times.model_build += built - started
         self.tiling_times.solve += time.perf_counter() - built
         if result.tiles is None:
-            raise TilingInfeasibleError(self.diagnose(models))
+            raise self.diagnose(models)
         layers = {name: LayerTiling(name, tiles) for name, tiles in result.tiles.items()}
         return TilingSolution(layers, self.strategy, self.buffering,
                               info={"status": result.status, "objective": result.objective})
 
-    def diagnose(self, models: list[LayerModel] | None = None) -> str:
-        """One line: the layer that needs the most of the compute level and how much."""
+    def diagnose(self, models: list[LayerModel] | None = None) -> TilingInfeasibleError:
+        """The error naming, in one line, the layer that needs the most of the compute level and how much."""
         models = models or self.layer_models()
         worst: tuple[int, LayerModel] | None = None
         for model in models:
@@ -260,9 +270,10 @@ class TilerDeployerWrapper(DeployerWrapper):
         layer = next(l for l in self.layers if l.c_name == model.name)
         largest = max(model.tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
         name = layer.name or f"#{layer.index}"
-        return (f"{self.compute_level} needs at least {need} bytes for layer {name!r} ({layer.op_type}) but has "
-                f"{self._capacity()}: even its smallest tiles do not fit (the part of tensor {largest.name!r} that every "
-                f"tile needs is the largest)")
+        return TilingInfeasibleError(
+            f"{self.compute_level} needs at least {need} bytes for layer {name!r} ({layer.op_type}) but has "
+            f"{self._capacity()}: even its smallest tiles do not fit (the part of tensor {largest.name!r} that every "
+            f"tile needs is the largest)", self.compute_level, need)
 
     def minimum_level_size(self) -> int:
         """The smallest compute-level size this tiler can tile the network into."""

@@ -17,7 +17,6 @@ The outcome kinds keep apart what the fuzzer must tell apart:
 
 from __future__ import annotations
 
-import re
 import time
 import traceback
 from dataclasses import dataclass
@@ -40,7 +39,6 @@ TOLERANCES: dict[str, tuple[float, float, float | None]] = {
     "float": (1e-4, 1e-4, None), "qdq": (0.0, 0.0, None), "qdq-fixed": (0.0, 0.0, 1.0)}
 """(absolute, relative, LSB) tolerance per flavour."""
 QUANTIZATION = {"float": "exact", "qdq": "exact", "qdq-fixed": "fixed-point"}
-L1_NEEDED = re.compile(r"L1 needs at least (\d+) bytes")
 KINDS = ("match", "mismatch", "rejected", "crash")
 
 
@@ -69,10 +67,10 @@ def compile_for(path: Path, target: Target, host: PluginHost, quantization: str 
     try:
         return target, compile_model(path, target.options(quantization), host)[1]
     except TilingInfeasibleError as error:
-        needed = L1_NEEDED.search(str(error))
-        if needed is None or "L1" not in target.level_sizes:
+        if error.level != "L1" or error.needed_bytes is None or "L1" not in target.level_sizes:
             raise
-    retried = target.with_l1(int(needed.group(1)))
+        needed = error.needed_bytes
+    retried = target.with_l1(needed)
     return retried, compile_model(path, retried.options(quantization), host)[1]
 
 
