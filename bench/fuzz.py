@@ -103,8 +103,9 @@ class Tally:
             f"{outcome.detail}\n\n{case.graph.describe()}\n",
             encoding="utf-8")
         self.saved.append(stem)
-        print(f"  {kind} ({outcome.stage}) on {outcome.target.describe()}: {stem}.onnx\n"
-              f"    {outcome.detail.strip().splitlines()[-1][:200] if outcome.detail.strip() else ''}", flush=True)
+        print(f"  {kind} ({outcome.stage}) on {outcome.target.describe()}: {stem}.onnx", flush=True)
+        if outcome.detail.strip():
+            print(f"    {outcome.detail.strip().splitlines()[-1][:200]}", flush=True)
 
     def failures(self) -> int:
         """Mismatches and crashes: what makes the run fail (clean rejections are listed, not failures)."""

@@ -11,11 +11,11 @@ from collections import Counter
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from hypothesis import HealthCheck, given, settings
 
 from deeploy_core.testing.fuzz.graphs import FuzzGraph, float_graphs
 from deeploy_core.testing.fuzz.qdq import qdq_graphs
+from deeploy_core.validate.reference import reference_session
 
 STRATEGY_SETTINGS = settings(max_examples=40, derandomize=True, database=None, deadline=None,
                              suppress_health_check=[HealthCheck.too_slow])
@@ -23,11 +23,7 @@ QDQ_OPS = {"QuantizeLinear", "DequantizeLinear"}
 
 
 def run_reference(graph: FuzzGraph) -> list[np.ndarray]:
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 3
-    session = ort.InferenceSession(graph.model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    return session.run(None, graph.inputs())
+    return reference_session(graph.model.SerializeToString()).run(None, graph.inputs())
 
 
 def declared_shapes(model: onnx.ModelProto) -> list[tuple[int, ...]]:

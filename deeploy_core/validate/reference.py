@@ -10,14 +10,20 @@ import onnxruntime as ort
 from deeploy_core.errors import DeeployError
 
 
-def run_reference(model_path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """The model's outputs for ``inputs`` as computed by ONNX Runtime on the CPU."""
+def reference_session(model: Path | bytes) -> ort.InferenceSession:
+    """An ONNX Runtime CPU session for ``model`` (a file or serialised bytes): no graph optimisations, one thread."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1
     options.log_severity_level = 3
+    return ort.InferenceSession(model if isinstance(model, bytes) else str(model), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def run_reference(model_path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The model's outputs for ``inputs`` as computed by ONNX Runtime on the CPU."""
     try:
-        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        session = reference_session(model_path)
         return [np.asarray(value) for value in session.run(None, inputs)]
     except Exception as error:  # noqa: BLE001 - ORT raises its own exception types
         raise DeeployError(f"ONNX Runtime cannot run the reference model: {str(error).splitlines()[0]}") from error

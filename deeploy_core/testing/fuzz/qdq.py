@@ -23,14 +23,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from deeploy_core.testing.fuzz.builder import OPSET
 from deeploy_core.testing.fuzz.graphs import FuzzGraph, float_graphs
+from deeploy_core.validate.reference import reference_session
 
-VALUE_PRESERVING = frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Concat"})
+SHARED_PARAMETER_OPS = frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Transpose", "Concat"})
+"""Drawn ops that only move values: their output usually keeps the input's quantisation, as quantizers do."""
 ACTIVATION_TYPES = {"int8": (np.int8, TensorProto.INT8), "uint8": (np.uint8, TensorProto.UINT8)}
 SCALE_FACTORS = (1.0, 1.0, 0.5, 0.8, 1.25, 2.0)
 """Perturbations of a calibrated scale; below 1 the quantised tensor saturates."""
@@ -53,10 +54,7 @@ def activation_ranges(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> 
     for node in probe.graph.node:
         probe.graph.output.extend(helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
                                   for name in node.output if name not in known)
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = reference_session(probe.SerializeToString())
     names = [output.name for output in session.get_outputs()]
     arrays = dict(zip(names, session.run(names, inputs)))
     arrays.update(inputs)
@@ -203,7 +201,7 @@ def _rewrite_node(draw: st.DrawFn, rewrite: _Rewrite, node: onnx.NodeProto,
     copy.input.extend(inputs)
     rewrite.nodes.append(copy)
     output = node.output[0]
-    if node.op_type in VALUE_PRESERVING and draw(st.integers(0, 3)) > 0:
+    if node.op_type in SHARED_PARAMETER_OPS and draw(st.integers(0, 3)) > 0:
         rewrite.features.add("shared-parameters")
         q = next(rewrite.params[name] for name in node.input if name in rewrite.params)
     else:

@@ -21,13 +21,14 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+from deeploy_core.lowering.qdq import VALUE_PRESERVING
+
 FIXED_POINT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearMul", "QLinearAveragePool",
                              "QLinearGlobalAveragePool"})
 """Report op names of the layers the fixed-point lowering produces."""
-COPYING_OPS = frozenset({"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice",
-                         "Gather", "Identity", "DequantizeLinear"})
-"""Layers whose outputs are their inputs' values, moved (or, for DequantizeLinear, scaled by the step they are
-judged in): they pass a one-step difference on unchanged."""
+COPYING_OPS = VALUE_PRESERVING | {"DequantizeLinear"}
+"""Layers whose outputs are their inputs' values, moved (the lowering's value-preserving ops) or, for
+DequantizeLinear, scaled by the step they are judged in: they pass a one-step difference on unchanged."""
 
 
 class Rounding(IntEnum):
