@@ -37,7 +37,8 @@ class CompileOptions:
     network_name: str | None = None
     level_sizes: dict[str, int] = field(default_factory=dict)
     """Memory level sizes in bytes by level name (``--l1``/``--l2``/``--l3``); an L1 size turns tiling on."""
-    buffering: str = "single"
+    buffering: str | None = None
+    """``--buffering``: a shorthand that selects the built-in tiler of that scheme (None: the tiler decides)."""
     memory_hierarchy: str | None = None
     """A memory-level name or a YAML hierarchy file."""
     tiling_strategy: str = "max"
@@ -55,7 +56,8 @@ def compile_model(
     state_dir: Path | None = None,
 ) -> tuple[Deployer, GeneratedNetwork]:
     """Compose the deployer the options name and run every stage on ``model_path``."""
-    memory_level, tiler, extra = tiling_choice(options, platform_memory_level(host, options.platform))
+    memory_level, tiler, extra = tiling_choice(options, platform_memory_level(host, options.platform),
+                                               lambda name: declared_buffering(host, name))
     if options.cores is not None:
         extra["cores"] = check_cores(host, options.platform, options.cores)
     choice = DeployerChoice(
@@ -99,32 +101,60 @@ def check_cores(host: PluginHost, platform: str, cores: int) -> int:
     return cores
 
 
-def tiling_choice(options: CompileOptions, platform_level: str | None = None
+UNKNOWN_TILER = "?"
+"""What :func:`declared_buffering` answers for a tiler nobody registered (composing reports it)."""
+
+
+def declared_buffering(host: PluginHost, tiler: str) -> str | None:
+    """The buffering scheme tiler ``tiler`` declares (None: none), or :data:`UNKNOWN_TILER`."""
+    if tiler not in {extension.name for extension in host.extensions("tiler")}:
+        return UNKNOWN_TILER
+    return getattr(host.extension("tiler", tiler), "buffering", None)
+
+
+def tiling_choice(options: CompileOptions, platform_level: str | None = None,
+                  tiler_buffering: Callable[[str], str | None] | None = None,
                   ) -> tuple[str | None, str | None, dict[str, object]]:
     """(memory level, tiler, deployer options) implied by the tiling options.
 
-    A level size, a hierarchy or a tiler turns the memory-aware, tiled flow on;
-    the built-in two-level hierarchy and the buffering's tiler are the defaults.
-    A platform whose kernels only read its compute memory (``platform_level``,
-    from its registration) is always tiled, with its own hierarchy by default.
+    A level size, a hierarchy, a tiler or a buffering turns the memory-aware,
+    tiled flow on; the built-in two-level hierarchy and single buffering are
+    the defaults.  The tiler alone decides the buffering: ``--buffering``
+    selects the built-in tiler of that scheme, and naming a tiler that declares
+    another scheme (``tiler_buffering`` answers what a tiler declares) is a
+    usage error rather than a silent override.  ``--tiling-from`` without a
+    tiler reuses the tiler named in that report.  A platform whose kernels only
+    read its compute memory (``platform_level``, from its registration) is
+    always tiled, with its own hierarchy by default.
     """
-    from deeploy_core.builtin.plugin import DOUBLE_BUFFERING, HOST_TWO_LEVEL, SINGLE_BUFFERING
-    from deeploy_core.tiling.loading import load_tiling
+    from deeploy_core.builtin.plugin import BUFFERING_TILERS, HOST_TWO_LEVEL, SINGLE_BUFFERING
+    from deeploy_core.tiling.loading import load_tiling, tiler_of_report
 
     memory_level, tiler = options.memory_level, options.tiler
-    extra: dict[str, object] = {"level_sizes": dict(options.level_sizes), "buffering": options.buffering,
-                                "tiling_strategy": options.tiling_strategy}
+    extra: dict[str, object] = {"level_sizes": dict(options.level_sizes), "tiling_strategy": options.tiling_strategy}
     if options.memory_hierarchy is not None:
         path = Path(options.memory_hierarchy)
         if path.suffix in (".yaml", ".yml") or path.exists():
             extra["memory_hierarchy_file"] = path
         else:
             memory_level = memory_level or options.memory_hierarchy
+    if options.buffering is not None and options.buffering not in BUFFERING_TILERS:
+        raise DeeployError(f"--buffering {options.buffering}: unknown buffering (choose {' or '.join(BUFFERING_TILERS)})")
+    if tiler is not None and options.buffering is not None and tiler_buffering is not None:
+        declared = tiler_buffering(tiler)
+        if declared is None:
+            raise DeeployError(f"--buffering {options.buffering} with --tiler {tiler}: that tiler declares no buffering "
+                               f"scheme; drop --buffering")
+        if declared not in (options.buffering, UNKNOWN_TILER):
+            raise DeeployError(f"--buffering {options.buffering} contradicts --tiler {tiler} ({declared} buffering); "
+                               f"give one of them, e.g. --tiler {BUFFERING_TILERS[options.buffering]}")
     wants_tiling = bool(options.level_sizes) or options.memory_hierarchy is not None or tiler is not None \
-        or options.tiling_from is not None or platform_level is not None
+        or options.buffering is not None or options.tiling_from is not None or platform_level is not None
+    if tiler is None and options.buffering is None and options.tiling_from is not None:
+        tiler = tiler_of_report(options.tiling_from)
     if wants_tiling:
         memory_level = memory_level or platform_level or HOST_TWO_LEVEL
-        tiler = tiler or (DOUBLE_BUFFERING if options.buffering == "double" else SINGLE_BUFFERING)
+        tiler = tiler or BUFFERING_TILERS.get(options.buffering or "", SINGLE_BUFFERING)
     if options.tiling_from is not None:
         extra["tiling_solution"], extra["memory_map"] = load_tiling(options.tiling_from)
     return memory_level, tiler, extra

@@ -100,6 +100,13 @@ class TilerExtension(Extension):
     kind: ClassVar[str] = "tiler"
 
     platforms: tuple[str, ...] = ()
+    buffering: str | None = None
+    """The buffering scheme this tiler uses ("single", "double"), or None if it declares none.
+
+    The tiler is the one source of truth for its multi-buffer coefficient:
+    ``--buffering B`` selects the tiler that declares ``B`` and is refused
+    together with a ``--tiler`` that declares something else.
+    """
 
 
 @dataclass(frozen=True, kw_only=True)

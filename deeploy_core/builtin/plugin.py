@@ -29,6 +29,8 @@ def register_allocators(register: Callable[[AllocatorExtension], None]) -> None:
 HOST_TWO_LEVEL = "l2-l1"
 SINGLE_BUFFERING = "single-buffering"
 DOUBLE_BUFFERING = "double-buffering"
+BUFFERING_TILERS = {"single": SINGLE_BUFFERING, "double": DOUBLE_BUFFERING}
+"""The built-in tiler that ``--buffering`` selects, by buffering scheme."""
 
 
 def host_two_level_hierarchy() -> MemoryHierarchy:
@@ -67,7 +69,7 @@ def _tiler(buffering: str, name: str) -> Callable[..., object]:
 @hookimpl
 def register_tilers(register: Callable[[TilerExtension], None]) -> None:
     """Layer-wise CP-SAT tiling with one or two buffers per tile."""
-    register(TilerExtension(name=SINGLE_BUFFERING, factory=_tiler("single", SINGLE_BUFFERING),
+    register(TilerExtension(name=SINGLE_BUFFERING, factory=_tiler("single", SINGLE_BUFFERING), buffering="single",
                             description="CP-SAT layer-wise tiling, one buffer per tile (built in)"))
-    register(TilerExtension(name=DOUBLE_BUFFERING, factory=_tiler("double", DOUBLE_BUFFERING),
+    register(TilerExtension(name=DOUBLE_BUFFERING, factory=_tiler("double", DOUBLE_BUFFERING), buffering="double",
                             description="CP-SAT layer-wise tiling, next tile fetched during compute (built in)"))

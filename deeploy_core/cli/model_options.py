@@ -44,8 +44,10 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--l3", "l3", type=click.IntRange(1), default=None, metavar="BYTES", help="Size of level L3."),
         click.option("--cores", "cores", type=click.IntRange(1), default=None, metavar="N",
                      help="Cores of a cluster platform (e.g. pulp-cluster, default 8)."),
-        click.option("--buffering", type=click.Choice(["single", "double"]), default="single", show_default=True,
-                     help="Tile buffers per tensor: double fetches the next tile while the current one computes."),
+        click.option("--buffering", type=click.Choice(["single", "double"]), default=None,
+                     help="Tile buffers per streamed tensor: a shorthand for --tiler single-buffering|double-buffering "
+                          "(double fetches the next tile while the current one computes; turns tiling on). "
+                          "Default: the tiler's own scheme, single for the default tiler."),
         click.option("--tiling-strategy", type=click.Choice(["max", "min", "random-max"]), default="max",
                      show_default=True, help="CP-SAT objective: fewest tiles (max), smallest tiles (min), seeded mix."),
         click.option("--tiling-from", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
@@ -73,7 +75,7 @@ def compile_options(
     l1: int | None = None,
     l2: int | None = None,
     l3: int | None = None,
-    buffering: str = "single",
+    buffering: str | None = None,
     tiling_strategy: str = "max",
     tiling_from: Path | None = None,
     cores: int | None = None,

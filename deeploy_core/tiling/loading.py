@@ -19,3 +19,13 @@ def load_tiling(path: Path) -> tuple[TilingSolution, dict[str, dict[str, int]]]:
         return TilingSolution.from_json(tiling["solution"]), memory_map
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as error:
         raise DeeployError(f"{path}: no tiling solution to reuse ({type(error).__name__}: {error})") from None
+
+
+def tiler_of_report(path: Path) -> str | None:
+    """The tiler an earlier compile used, as its ``report.json`` names it (None if it names none)."""
+    try:
+        report: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+        tiler = report["tiling"].get("tiler")
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as error:
+        raise DeeployError(f"{path}: no tiling solution to reuse ({type(error).__name__}: {error})") from None
+    return tiler if isinstance(tiler, str) and tiler else None

@@ -96,7 +96,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             raise DeeployError("the tiler needs a memory-aware deployer: choose a memory level (--memory-level)")
         if buffering not in BUFFERING_SLOTS:
             raise DeeployError(f"unknown buffering {buffering!r} (single or double)")
-        self.buffering = self.options.get("buffering") or buffering
+        # The tiler's own scheme, never a deployer option: one source of truth (--buffering only selects a tiler).
+        self.buffering = buffering
         self.strategy = self.options.get("tiling_strategy") or strategy
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
         self.allocator = allocator
@@ -158,6 +159,10 @@ class TilerDeployerWrapper(DeployerWrapper):
         self.placement_orders = {}
         if tilingSolution is None:
             tilingSolution = self.computeTilingSolution()
+        elif tilingSolution.buffering != self.buffering:
+            raise DeeployError(f"the tiling to reuse was made with {tilingSolution.buffering} buffering but tiler "
+                               f"{self.tiler_name!r} uses {self.buffering} buffering; use --buffering "
+                               f"{tilingSolution.buffering} or drop --tiler")
         self.tiling_solution = tilingSolution
         self.tiled_layers = self.computeTilingSchedule(tilingSolution)
         self.testTilingSolutionCorrectness(self.tiled_layers)
@@ -420,7 +425,7 @@ class TilerDeployerWrapper(DeployerWrapper):
                         "static": weights, "used": arena + tables + weights}
         level_tables = max((layout.table_bytes for layout in self.layer_layouts.values()), default=0)
         report[self.compute_level] = {"capacity": self._capacity(), "arena": self.level_peak, "tables": level_tables,
-                                      "static": 0, "used": self.level_peak}
+                                      "static": 0, "used": self.level_peak, "buffering": self.buffering}
         return report
 
     def tiling_report(self) -> dict[str, Any]:
@@ -431,7 +436,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
                            "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
-                           "table_bytes": layout.table_bytes, **self._cluster_entry(tiled)})
+                           "table_bytes": layout.table_bytes, "buffering": self.buffering,
+                           "buffers": self._buffer_entry(layout), **self._cluster_entry(tiled)})
         return {
             "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,
             "compute_level": self.compute_level,
@@ -440,6 +446,16 @@ class TilerDeployerWrapper(DeployerWrapper):
                            for name in sorted(self.layer_layouts)},
             "layers": layers,
         }
+
+    @staticmethod
+    def _buffer_entry(layout: LayerLayout) -> dict[str, dict[str, int]]:
+        """Per tile buffer: how many slots it has (2 for a streamed tensor when double buffering) and bytes per slot."""
+        entry: dict[str, dict[str, int]] = {}
+        for index, (_, size) in sorted(layout.inputs.items()):
+            entry[f"in{index}"] = {"slots": 1 if index in layout.resident else layout.slots, "slot_bytes": size}
+        for index, (_, size) in sorted(layout.outputs.items()):
+            entry[f"out{index}"] = {"slots": layout.slots, "slot_bytes": size}
+        return entry
 
     def _cluster_entry(self, tiled: TiledLayer) -> dict[str, Any]:
         """Per-core work of a layer on a cluster (MACs, or output elements), predicted from its shares."""
