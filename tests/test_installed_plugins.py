@@ -107,19 +107,23 @@ def test_each_broken_plugin_is_reported_with_its_reason(plugin_venv: Path) -> No
     assert "register_alocators" in plugins["unknown-hook"]["error"]
 
 
-def test_duplicate_allocator_names_fail_both_plugins_naming_each_other(plugin_venv: Path) -> None:
+def test_duplicate_allocator_name_goes_to_the_first_distribution(plugin_venv: Path) -> None:
     plugins = listing(plugin_venv)
-    assert plugins["dup-a"]["status"] == plugins["dup-b"]["status"] == "failed"
-    assert "'dup-b' (dc-test-dup-b 2.0.0)" in plugins["dup-a"]["error"]
-    assert "'dup-a' (dc-test-dup-a 1.0.0)" in plugins["dup-b"]["error"]
-    assert "allocator 'shared-name'" in plugins["dup-a"]["error"]
+    assert plugins["dup-a"]["status"] == "ok" and plugins["dup-a"]["extensions"] == {"allocator": ["shared-name"]}
+    assert plugins["dup-b"]["status"] == "conflict" and plugins["dup-b"]["extensions"] == {}
+    assert plugins["dup-b"]["error"] == (
+        "allocator 'shared-name' is registered by plugin 'dup-a' (dc-test-dup-a 1.0.0) and by plugin 'dup-b' "
+        "(dc-test-dup-b 2.0.0): the registration of 'dup-a' is used, the one of 'dup-b' is ignored; "
+        "--disable-plugin dup-a selects the other")
+    chosen = listing(plugin_venv, "--disable-plugin", "dup-a")
+    assert chosen["dup-b"]["status"] == "ok" and chosen["dup-b"]["extensions"] == {"allocator": ["shared-name"]}
 
 
 def test_host_keeps_working_next_to_broken_plugins(plugin_venv: Path) -> None:
     result = run_cli(plugin_venv, "plugins")
     assert result.returncode == 0, result.stderr
     for name in ("toy", "broken-import", "bad-hookimpl", "raising-hook", "dup-a", "dup-b", "unknown-hook",
-                 "slow-import", "no-register-arg", "bad-descriptor", "returns-value", "bad-factories"):
+                 "slow-import", "no-register-arg", "bad-descriptor", "returns-value", "bad-factories", "shadow"):
         assert name in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -127,7 +131,7 @@ def test_host_keeps_working_next_to_broken_plugins(plugin_venv: Path) -> None:
 def test_allow_list_environment_variable(plugin_venv: Path) -> None:
     plugins = listing(plugin_venv, allow_list="toy,dc-test-dup-a")
     assert plugins["toy"]["status"] == "ok"
-    assert plugins["dup-a"]["status"] == "ok", "dup-b is not loaded, so dup-a no longer conflicts"
+    assert plugins["dup-a"]["status"] == "ok"
     assert plugins["dup-b"] == {**plugins["dup-b"], "status": "disabled", "error": "not listed in DEEPLOY_CORE_PLUGINS"}
     assert plugins["broken-import"]["status"] == "disabled"
 
@@ -244,7 +248,81 @@ def test_a_factory_making_the_wrong_thing_is_one_line_exit_2(
         pytest.importorskip("deeploy_generic_c", reason="the default platform (plugins/generic_c) is not installed")
     model = tmp_path / "mlp.onnx"
     onnx.save(CONFORMANCE_MODELS["mlp"](), model)
-    result = run_cli(plugin_venv, "compile", str(model), "-o", str(tmp_path / "out"), *switches)
+    # The duplicate names of dup-b and shadow would add warnings to stderr; they are tested on their own.
+    result = run_cli(plugin_venv, "--disable-plugin", "dup-b", "--disable-plugin", "shadow", "compile", str(model),
+                     "-o", str(tmp_path / "out"), *switches)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == f"error: plugin 'bad-factories' (dc-test-misuse 0.3.0) {message}"
     assert not (tmp_path / "out").exists(), "nothing is written when compilation fails"
+
+
+# -- a plugin registering names that are taken: the first registration wins ------------------------
+
+
+def test_shadowing_plugin_is_a_conflict_naming_both_plugins(plugin_venv: Path) -> None:
+    plugins = listing(plugin_venv)
+    shadow = plugins["shadow"]
+    assert shadow["status"] == "conflict" and shadow["distribution"] == "zz-dc-test-shadow"
+    assert shadow["extensions"] == {"allocator": ["shadow-bump"]}, "only the name it won is listed as provided"
+    reasons = shadow["error"].split("; also ")
+    assert [reason.split(" is registered")[0] for reason in reasons] == [
+        "platform 'generic-c'", "tiler 'single-buffering'", "allocator 'first-fit'"]
+    assert ("by plugin 'generic-c' (deeploy-generic-c " in reasons[0]
+            and "and by plugin 'shadow' (zz-dc-test-shadow 0.5.0)" in reasons[0]
+            and reasons[0].endswith("the registration of 'generic-c' is used, the one of 'shadow' is ignored; "
+                                    "--disable-plugin generic-c selects the other"))
+    for reason in reasons[1:]:
+        assert "by plugin 'deeploy_core.builtin' (deeploy-core " in reason
+        assert reason.endswith("--disable-plugin deeploy_core.builtin selects the other")
+    assert plugins["generic-c"]["status"] == "ok" and plugins["generic-c"]["error"] is None
+    table = run_cli(plugin_venv, "plugins")
+    assert table.returncode == 0 and table.stderr == "", "the listing reports conflicts in the table, not as warnings"
+    assert "conflict: platform 'generic-c' is registered by" in " ".join(table.stdout.split())
+
+
+def compile_mlp(
+    python: Path, folder: Path, *switches: str, disabled: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess[str], dict[str, bytes]]:
+    """Compile the conformance MLP into ``folder`` (plugins ``disabled``); the result and every file written."""
+    pytest.importorskip("deeploy_generic_c", reason="the generic C plugin (plugins/generic_c) is not installed")
+    model = folder.parent / "mlp.onnx"
+    if not model.exists():
+        onnx.save(CONFORMANCE_MODELS["mlp"](), model)
+    disabling = [argument for name in disabled for argument in ("--disable-plugin", name)]
+    result = run_cli(python, *disabling, "compile", str(model), "-o", str(folder), *switches)
+    assert result.returncode == 0, result.stderr
+    return result, {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("tiled", [False, True], ids=["untiled", "tiled"])
+def test_shadowed_names_keep_the_original_extensions(plugin_venv: Path, tmp_path: Path, tiled: bool) -> None:
+    tiling = ("--l1", "8000") if tiled else ()
+    # dup-b's duplicate allocator would be warned about too (the compile uses allocators): left out here.
+    result, files = compile_mlp(plugin_venv, tmp_path / "with-shadow", *tiling, disabled=("dup-b",))
+    clean, reference = compile_mlp(plugin_venv, tmp_path / "without", *tiling, disabled=("dup-b", "shadow"))
+    assert clean.stderr == ""
+    assert files["Network.c"] == reference["Network.c"] and files == reference, "the shadow's registrations are unused"
+    warnings = result.stderr.splitlines()
+    assert all(line.startswith("warning: ") for line in warnings), result.stderr
+    used = ["platform 'generic-c'", "allocator 'first-fit'"] + (["tiler 'single-buffering'"] if tiled else [])
+    for subject in used:
+        lines = [line for line in warnings if line.startswith(f"warning: {subject} is registered by plugin ")]
+        assert len(lines) == 1, result.stderr
+        assert "and by plugin 'shadow' (zz-dc-test-shadow 0.5.0)" in lines[0]
+        assert "the one of 'shadow' is ignored; --disable-plugin " in lines[0]
+    assert len(warnings) == len(used), "one line per duplicate of a kind the compile used, nothing else"
+
+
+def test_the_shadow_plugins_own_allocator_works(plugin_venv: Path, tmp_path: Path) -> None:
+    pytest.importorskip("deeploy_generic_c", reason="the generic C plugin (plugins/generic_c) is not installed")
+    model = tmp_path / "mlp.onnx"
+    onnx.save(CONFORMANCE_MODELS["mlp"](), model)
+    result = run_cli(plugin_venv, "validate", str(model), "--allocator", "shadow-bump")
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len([line for line in result.stderr.splitlines() if line.startswith("warning: platform 'generic-c'")]) == 1
+    _, bumped = compile_mlp(plugin_venv, tmp_path / "bump", "--allocator", "shadow-bump")
+    _, packed = compile_mlp(plugin_venv, tmp_path / "first-fit")
+    bump_memory = json.loads(bumped["report.json"])["memory"]
+    assert bump_memory["allocator"] == "shadow-bump"
+    assert bump_memory["arena_bytes"] > json.loads(packed["report.json"])["memory"]["arena_bytes"], "no reuse"

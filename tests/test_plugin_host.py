@@ -147,20 +147,129 @@ def test_hook_returning_a_value_instead_of_registering_fails() -> None:
     assert "returned list" in host.record("returns").error
 
 
-def test_duplicate_names_fail_both_plugins_naming_both_distributions() -> None:
-    host = PluginHost.discover(
-        candidates=[candidate("one", allocator_plugin("same")), candidate("two", allocator_plugin("same"))]
-    )
-    assert "plugin 'two' (two-dist 1.0)" in host.record("one").error
-    assert "plugin 'one' (one-dist 1.0)" in host.record("two").error
-    with pytest.raises(ExtensionNotFoundError, match="no allocator named 'same'"):
-        host.extension("allocator", "same")
+# -- duplicate names: the first registration wins ---------------------------------------------------
 
 
-def test_duplicate_with_a_builtin_name_fails_the_plugin_and_keeps_the_conflict_visible() -> None:
-    host = PluginHost()
-    host.add_plugin(allocator_plugin("first-fit"), name="shadow")
-    assert "deeploy_core.builtin" in host.record("shadow").error
+def described_allocator_plugin(name: str, description: str, *more: str) -> object:
+    """A plugin registering allocator ``name`` (told apart by ``description``) and then the names in ``more``."""
+
+    class Plugin:
+        @hookimpl
+        def register_allocators(self, register):
+            register(AllocatorExtension(name=name, factory=FirstFitAllocator, description=description))
+            for other in more:
+                register(AllocatorExtension(name=other, factory=FirstFitAllocator, description=f"{other} of {description}"))
+
+    return Plugin()
+
+
+def test_duplicate_name_goes_to_the_first_distribution_and_the_other_plugin_is_a_conflict() -> None:
+    # Plugin names sort one way, distribution names the other: registration follows the distribution.
+    host = PluginHost.discover(candidates=[
+        PluginCandidate("one", "zeta-dist", "1.0", "one.plugin", lambda: described_allocator_plugin("same", "of one", "only-one")),
+        PluginCandidate("two", "alpha-dist", "2.0", "two.plugin", lambda: described_allocator_plugin("same", "of two")),
+    ], warn=lambda line: None)
+    assert host.extension("allocator", "same").description == "of two"
+    assert host.registered("allocator", "same").origin.plugin == "two"
+    two, one = host.record("two"), host.record("one")
+    assert two.status is PluginStatus.OK and two.error == "" and two.extensions == {"allocator": ["same"]}
+    assert one.status is PluginStatus.CONFLICT
+    assert one.error == ("allocator 'same' is registered by plugin 'two' (alpha-dist 2.0) and by plugin 'one' "
+                         "(zeta-dist 1.0): the registration of 'two' is used, the one of 'one' is ignored; "
+                         "--disable-plugin two selects the other")
+    assert one.extensions == {"allocator": ["only-one"]}, "the ignored name is not listed as provided"
+    assert host.extension("allocator", "only-one").description == "only-one of of one", "the loser keeps the rest"
+    assert one.to_json()["status"] == "conflict" and one.to_json()["error"] == one.error
+
+
+def test_disabling_the_winner_hands_the_name_to_the_other_plugin() -> None:
+    candidates = [candidate("one", described_allocator_plugin("same", "of one")),
+                  candidate("two", described_allocator_plugin("same", "of two"))]
+    host = PluginHost.discover(PluginSelection(disabled=frozenset({"one"})), candidates=candidates)
+    assert host.extension("allocator", "same").description == "of two"
+    assert host.record("two").status is PluginStatus.OK
+
+
+def test_builtin_name_stays_with_the_core_whatever_the_distribution_is_called() -> None:
+    warnings: list[str] = []
+    host = PluginHost(warn=warnings.append)
+    host.add_plugin(described_allocator_plugin("first-fit", "impostor", "own"), name="shadow", distribution="aaa")
+    assert host.registered("allocator", "first-fit").origin.plugin == "deeploy_core.builtin"
+    assert host.extension("allocator", "first-fit").description != "impostor"
+    shadow = host.record("shadow")
+    assert shadow.status is PluginStatus.CONFLICT
+    assert "allocator 'first-fit' is registered by plugin 'deeploy_core.builtin' (deeploy-core " in shadow.error
+    assert "and by plugin 'shadow' (aaa)" in shadow.error and "--disable-plugin deeploy_core.builtin" in shadow.error
+    assert [extension.name for extension in host.extensions("allocator")] == ["first-fit", "own"]
+    assert host.record("deeploy_core.builtin").status is PluginStatus.OK
+
+
+def test_a_plugin_registering_a_name_twice_keeps_the_first() -> None:
+    class Twice:
+        @hookimpl
+        def register_allocators(self, register):
+            register(AllocatorExtension(name="twice", factory=FirstFitAllocator, description="first"))
+            register(AllocatorExtension(name="twice", factory=FirstFitAllocator, description="second"))
+
+    warnings: list[str] = []
+    host = PluginHost(warn=warnings.append)
+    host.add_plugin(Twice(), name="twice-plugin", distribution="twice-dist", version="0.1")
+    assert host.extension("allocator", "twice").description == "first"
+    record = host.record("twice-plugin")
+    assert record.status is PluginStatus.CONFLICT and record.extensions == {"allocator": ["twice"]}
+    assert record.error == ("allocator 'twice' is registered twice by plugin 'twice-plugin' (twice-dist 0.1): the "
+                            "first registration is used, the later one is ignored (only the plugin itself can change "
+                            "which)")
+    assert warnings == [f"warning: {record.error}\n"]
+
+
+def test_every_lost_name_is_in_the_conflict_message() -> None:
+    host = PluginHost(warn=lambda line: None)
+    host.add_plugin(described_allocator_plugin("first-fit", "impostor", "mine", "mine"), name="greedy")
+    error = host.record("greedy").error
+    assert error.startswith("allocator 'first-fit' is registered by plugin 'deeploy_core.builtin'")
+    assert "; also allocator 'mine' is registered twice by plugin 'greedy' (local)" in error
+
+
+def test_duplicates_are_warned_once_when_their_kind_is_looked_up() -> None:
+    class Shadow:
+        @hookimpl
+        def register_allocators(self, register):
+            register(AllocatorExtension(name="first-fit", factory=FirstFitAllocator))
+
+        @hookimpl
+        def register_platforms(self, register):
+            register(PlatformExtension(name="mine", factory=object))
+
+    warnings: list[str] = []
+    host = PluginHost(warn=warnings.append)
+    host.add_plugin(Shadow(), name="shadow", distribution="shadow-dist", version="1.0")
+    host.plugins()
+    host.extensions("platform")
+    host.create("platform", "mine")
+    assert warnings == [], "listing plugins and using other kinds does not warn"
+    host.create("allocator", "first-fit")
+    host.extension("allocator", "first-fit")
+    host.extensions("allocator")
+    assert len(warnings) == 1
+    assert warnings[0] == (
+        f"warning: allocator 'first-fit' is registered by plugin 'deeploy_core.builtin' (deeploy-core "
+        f"{host.record('deeploy_core.builtin').version}) and by plugin 'shadow' (shadow-dist 1.0): the registration "
+        "of 'deeploy_core.builtin' is used, the one of 'shadow' is ignored; --disable-plugin deeploy_core.builtin "
+        "selects the other\n")
+    host.add_plugin(allocator_plugin("later"), name="later")  # rebuilds the registry
+    host.extensions("allocator")
+    assert len(warnings) == 1, "once per process, also across rebuilds"
+
+
+def test_a_plugin_added_later_with_an_earlier_distribution_takes_the_name_over() -> None:
+    host = PluginHost(warn=lambda line: None)
+    host.add_plugin(described_allocator_plugin("contested", "of late"), name="late", distribution="b-dist")
+    assert host.record("late").status is PluginStatus.OK
+    host.add_plugin(described_allocator_plugin("contested", "of early"), name="early", distribution="a-dist")
+    assert host.extension("allocator", "contested").description == "of early"
+    assert host.record("early").status is PluginStatus.OK
+    assert host.record("late").status is PluginStatus.CONFLICT and host.record("late").extensions == {}
 
 
 def test_two_plugins_with_the_same_entry_point_name_is_an_error() -> None:

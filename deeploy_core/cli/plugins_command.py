@@ -12,7 +12,8 @@ from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.terminal_text import terminal_text
 from deeploy_core.plugins import PluginRecord, PluginStatus
 
-_STATUS_STYLE = {PluginStatus.OK: "green", PluginStatus.FAILED: "red", PluginStatus.DISABLED: "yellow"}
+_STATUS_STYLE = {PluginStatus.OK: "green", PluginStatus.FAILED: "red", PluginStatus.DISABLED: "yellow",
+                 PluginStatus.CONFLICT: "magenta"}
 
 
 @click.command("plugins")

@@ -11,6 +11,11 @@ Each plugin's load (import, hook validation and its registry hooks) is timed
 with a monotonic clock; a plugin slower than the threshold of
 :mod:`deeploy_core.plugins.timing` is named in one warning, because every
 command pays for it.
+
+Plugins register in a fixed order (built-ins first, then by distribution
+name) and the first registration of a name wins; the plugin whose registration
+is ignored stays in use with status ``conflict``, and each command that looks
+up that kind of extension prints one warning (:mod:`deeploy_core.plugins.duplicates`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from deeploy_core.errors import DeeployError, PluginError
 from deeploy_core.extensions import EXTENSION_TYPES, Extension, RegisteredExtension
 from deeploy_core.plugins.discovery import PluginCandidate, discover_plugins
 from deeploy_core.plugins.records import PluginRecord, PluginStatus
-from deeploy_core.plugins.registry import Contribution, ExtensionRegistry, find_conflicts
+from deeploy_core.plugins.duplicates import first_registration_wins, registration_order
+from deeploy_core.plugins.registry import Contribution, ExtensionRegistry
 from deeploy_core.plugins.selection import PluginSelection
 from deeploy_core.plugins.timing import slow_plugin_threshold, slow_plugin_warning
 
@@ -67,6 +73,7 @@ class PluginHost:
         self.slow_seconds = slow_plugin_threshold(os.environ) if slow_seconds is None else slow_seconds
         self._warn = warn or _write_stderr
         self._warned: set[str] = set()
+        self._warned_duplicates: set[str] = set()
         self._import_seconds: dict[str, float] = {}
         self._manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self._manager.add_hookspecs(hookspecs)
@@ -185,17 +192,19 @@ class PluginHost:
         return self._registry
 
     def _build_registry(self) -> ExtensionRegistry:
+        """Collect every working plugin's registrations in registration order; the first of each name wins."""
         contributions: list[Contribution] = []
         for record in self._loaded_records():
+            record.clear_conflict()
             record.extensions = {}
             started = time.monotonic()
             contributions.extend(self._collect(record))
             record.load_seconds = self._import_seconds[record.name] + time.monotonic() - started
-        for plugin_name, reason in find_conflicts(contributions).items():
-            self._records[plugin_name].fail(reason)
-        working = [c for c in contributions if c.record.status is PluginStatus.OK]
+        kept, duplicates = first_registration_wins(contributions)
+        for duplicate in duplicates:
+            duplicate.loser.lose_registration(duplicate.kind, duplicate.name, duplicate.message)
         self._warn_slow_plugins()
-        return ExtensionRegistry(working)
+        return ExtensionRegistry(kept, tuple(duplicates))
 
     def _warn_slow_plugins(self) -> None:
         """One warning per plugin (working or not) whose load took longer than the threshold."""
@@ -205,11 +214,28 @@ class PluginHost:
                 self._warn(slow_plugin_warning(record, self.slow_seconds) + "\n")
 
     def _loaded_records(self) -> list[PluginRecord]:
-        return [
-            self._records[name]
-            for name in sorted(self._records)
-            if name in self._objects and self._records[name].status is PluginStatus.OK
+        """Plugins whose hooks take part in the registry, in registration order."""
+        loaded = [
+            record
+            for name, record in self._records.items()
+            if name in self._objects and record.status in (PluginStatus.OK, PluginStatus.CONFLICT)
         ]
+        return sorted(loaded, key=registration_order)
+
+    def _kind_registry(self, kind: str) -> ExtensionRegistry:
+        """The registry, for a lookup of ``kind``: the first lookup of a kind warns about its duplicates.
+
+        Warning here, rather than when the registry is built, tells exactly the
+        commands that use a kind (a compile looks up platforms, allocators,
+        operators and code transformations; tilers and memory levels only when
+        it tiles) and nobody else; ``deeploy-core plugins`` lists the conflicts.
+        """
+        registry = self.registry
+        for duplicate in registry.duplicates(kind):
+            if duplicate.warning not in self._warned_duplicates:
+                self._warned_duplicates.add(duplicate.warning)
+                self._warn(duplicate.warning + "\n")
+        return registry
 
     def _collect(self, record: PluginRecord) -> list[Contribution]:
         """Call every registry hook of one plugin; any failure fails the whole plugin."""
@@ -250,19 +276,19 @@ class PluginHost:
 
     def extension(self, kind: str, name: str) -> Extension:
         """The descriptor registered as ``name`` for ``kind``."""
-        return self.registry.get(kind, name).extension
+        return self._kind_registry(kind).get(kind, name).extension
 
     def extensions(self, kind: str) -> list[Extension]:
         """Every descriptor of ``kind``, sorted by name."""
-        return [registered.extension for registered in self.registry.all(kind)]
+        return [registered.extension for registered in self._kind_registry(kind).all(kind)]
 
     def registered(self, kind: str, name: str) -> RegisteredExtension:
         """The descriptor together with the plugin that registered it."""
-        return self.registry.get(kind, name)
+        return self._kind_registry(kind).get(kind, name)
 
     def create(self, kind: str, name: str, *args: Any, **options: Any) -> Any:
         """Call the factory of extension ``name``; a failure inside it names the plugin."""
-        registered = self.registry.get(kind, name)
+        registered = self._kind_registry(kind).get(kind, name)
         try:
             return registered.extension.factory(*args, **options)
         except PluginError:

@@ -8,19 +8,23 @@ from typing import Any
 
 
 class PluginStatus(str, Enum):
-    """``ok``: in use; ``failed``: broken, contributes nothing; ``disabled``: switched off by the user."""
+    """``ok``: in use; ``failed``: broken, contributes nothing; ``disabled``: switched off by the user;
+    ``conflict``: in use, but some name it registered was registered before (by another plugin or by
+    itself), so that one registration is ignored while its other extensions work."""
 
     OK = "ok"
     FAILED = "failed"
     DISABLED = "disabled"
+    CONFLICT = "conflict"
 
 
 @dataclass
 class PluginRecord:
     """One plugin as listed by ``deeploy-core plugins``.
 
-    ``error`` holds the one-line reason for ``failed`` and ``disabled``.
-    ``extensions`` maps an extension kind to the names the plugin registered.
+    ``error`` holds the one-line reason for ``failed``, ``disabled`` and
+    ``conflict``.  ``extensions`` maps an extension kind to the names the
+    plugin registered and that are in use (an ignored duplicate is left out).
     ``load_seconds`` is the wall time (monotonic clock) of importing the
     plugin and running its registry hooks; 0 for a plugin that was not loaded.
     """
@@ -46,6 +50,23 @@ class PluginRecord:
         if self.status is not PluginStatus.FAILED:
             self.status = PluginStatus.FAILED
             self.error = reason
+
+    def lose_registration(self, kind: str, name: str, reason: str) -> None:
+        """One registration of ``kind`` ``name`` is ignored: mark ``conflict`` and add ``reason`` to the error."""
+        names = self.extensions.get(kind, [])
+        if name in names:
+            names.remove(name)  # the first occurrence: a name the plugin registered twice stays listed once
+        if not names:
+            self.extensions.pop(kind, None)
+        if self.status is PluginStatus.OK:
+            self.status, self.error = PluginStatus.CONFLICT, reason
+        elif self.status is PluginStatus.CONFLICT and reason not in self.error.split("; also "):
+            self.error = f"{self.error}; also {reason}"
+
+    def clear_conflict(self) -> None:
+        """Back to ``ok`` before duplicates are resolved again (the set of plugins changed)."""
+        if self.status is PluginStatus.CONFLICT:
+            self.status, self.error = PluginStatus.OK, ""
 
     @property
     def label(self) -> str:

@@ -1,18 +1,22 @@
 """The table of extensions by kind and name, built from what plugins registered.
 
-Building it is all-or-nothing per name: when two plugins register the same
-name for the same kind, neither gets it (whichever was installed first must not
-silently win), and both plugins are reported as failed, naming each other.
+Each (kind, name) holds exactly one extension: the host resolves duplicate
+registrations before building the table (the first registration wins, see
+:mod:`deeploy_core.plugins.duplicates`) and hands the ignored ones over too, so
+that whoever looks up a kind can tell the user about them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from deeploy_core.errors import ExtensionNotFoundError
 from deeploy_core.extensions import EXTENSION_TYPES, Extension, ExtensionOrigin, RegisteredExtension
 from deeploy_core.plugins.records import PluginRecord
+
+if TYPE_CHECKING:
+    from deeploy_core.plugins.duplicates import Duplicate
 
 
 @dataclass(frozen=True)
@@ -23,35 +27,27 @@ class Contribution:
     extension: Extension
 
 
-def find_conflicts(contributions: list[Contribution]) -> dict[str, str]:
-    """Plugin name → reason, for every plugin involved in a duplicate (kind, name)."""
-    by_key: dict[tuple[str, str], list[PluginRecord]] = defaultdict(list)
-    for contribution in contributions:
-        by_key[(contribution.extension.kind, contribution.extension.name)].append(contribution.record)
-    reasons: dict[str, str] = {}
-    for (kind, name), records in sorted(by_key.items()):
-        if len(records) < 2:
-            continue
-        for record in records:
-            others = sorted({other.label for other in records if other is not record})
-            if others:
-                reason = f"{kind} {name!r} is also registered by plugin {', '.join(others)}"
-            else:
-                reason = f"registers {kind} {name!r} more than once"
-            reasons.setdefault(record.name, reason + "; duplicate names are ambiguous, disable one plugin")
-    return reasons
-
-
 class ExtensionRegistry:
-    """Extensions of working plugins, looked up by kind and explicit name only."""
+    """Extensions of working plugins, looked up by kind and explicit name only.
 
-    def __init__(self, contributions: list[Contribution]) -> None:
+    ``contributions`` must name each (kind, name) once; ``duplicates`` are the
+    registrations that were ignored to make it so.
+    """
+
+    def __init__(self, contributions: list[Contribution], duplicates: tuple[Duplicate, ...] = ()) -> None:
         self._table: dict[str, dict[str, RegisteredExtension]] = {kind: {} for kind in EXTENSION_TYPES}
         for contribution in contributions:
             record = contribution.record
             origin = ExtensionOrigin(record.name, record.distribution, record.version)
             extension = contribution.extension
+            if extension.name in self._table[extension.kind]:
+                raise ValueError(f"{extension.kind} {extension.name!r} is contributed twice; resolve duplicates first")
             self._table[extension.kind][extension.name] = RegisteredExtension(extension, origin)
+        self._duplicates = duplicates
+
+    def duplicates(self, kind: str) -> list[Duplicate]:
+        """The ignored registrations of ``kind``, in registration order."""
+        return [duplicate for duplicate in self._duplicates if duplicate.kind == kind]
 
     def get(self, kind: str, name: str) -> RegisteredExtension:
         """The extension ``name`` of ``kind``; a clear error lists the available names."""

@@ -1,0 +1,1 @@
+"""Test plugin package shadow for deeploy_core's plugin host tests."""
