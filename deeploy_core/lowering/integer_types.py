@@ -37,6 +37,14 @@ from deeploy_core.passes import Modifies, Pass
 _BY_WIDTH = ((UINT8, INT8), (UINT16, INT16), (UINT32, INT32), (UINT64, INT64))
 
 
+class IntegerTypingError(DeeployError):
+    """The graph cannot be typed in the raw integer domain (an op without an integer type rule, too many levels).
+
+    Its own class so that ``validate``, which tries integer input types taken
+    from sample data, can tell "this is not an integer network" from other errors.
+    """
+
+
 def is_whole(values: np.ndarray) -> bool:
     """Every value within 0.001 of its truncation (Deeploy's test for integer data)."""
     data = np.asarray(values, dtype=np.float64)
@@ -78,7 +86,7 @@ def _requant_type(node: gs.Node, inputs: list[DataType]) -> DataType:
     for bits, (unsigned_type, signed_type) in zip((8, 16, 32), _BY_WIDTH):
         if levels <= 2**bits:
             return signed_type if signed else unsigned_type
-    raise DeeployError(f"node {node.name!r} (RequantShift): n_levels={levels} exceeds 32 bits")
+    raise IntegerTypingError(f"node {node.name!r} (RequantShift): n_levels={levels} exceeds 32 bits")
 
 
 def _accumulator(node: gs.Node, inputs: list[DataType]) -> DataType:
@@ -144,7 +152,7 @@ class IntegerTypeInference(Pass[gs.Graph]):
                 continue
             rule = OUTPUT_TYPE_RULES.get(node.op)
             if rule is None:
-                raise DeeployError(f"node {node.name!r} ({node.op}): no integer type rule for this op")
+                raise IntegerTypingError(f"node {node.name!r} ({node.op}): no integer type rule for this op")
             input_types = [_dtype_of(t) for t in node.inputs if t.name]
             output = rule(node, input_types)
             for tensor in node.outputs:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import onnx_graphsurgeon as gs
 
 from deeploy_core.ir import DataType, NetworkContext
+from deeploy_core.mapping.mismatch import IntegerWanted, Mismatch
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,31 @@ class NodeTypeChecker:
 
     def check(self, node: gs.Node, ctxt: NetworkContext) -> str | None:
         """``None`` when the node's tensor types fit, else the reason."""
+        for label, index, tensor, want in self._declared(node):
+            have = ctxt[tensor.name].dtype
+            if want is not None and have != want:
+                return f"{label} {index} is {have}, the kernel takes {want}"
+        return None
+
+    def refusal(self, node: gs.Node, ctxt: NetworkContext) -> Mismatch | None:
+        """:meth:`check` as a :class:`Mismatch` that also names every float input this binding wants as an integer.
+
+        Subclasses that override :meth:`check` keep working: the reason is
+        always :meth:`check`'s.
+        """
+        reason = self.check(node, ctxt)
+        if reason is None:
+            return None
+        wanted = tuple(
+            IntegerWanted(tensor.name, want)
+            for label, _, tensor, want in self._declared(node)
+            if label == "input" and want is not None and not want.is_float and ctxt[tensor.name].dtype.is_float
+        )
+        return Mismatch("dtype", reason, parsed=True, wants_integer=wanted)
+
+    def _declared(self, node: gs.Node) -> list[tuple[str, int, gs.Tensor, DataType | None]]:
+        """(``input``/``output``, position, tensor, declared type) of every present tensor of ``node``."""
+        rows = []
         for label, tensors, expected in (("input", node.inputs, self.inputs), ("output", node.outputs, self.outputs)):
             for index, tensor in enumerate(tensors):
                 if not tensor.name:
@@ -26,10 +52,8 @@ class NodeTypeChecker:
                 want = expected[min(index, len(expected) - 1)] if self.variadic else (
                     expected[index] if index < len(expected) else None
                 )
-                have = ctxt[tensor.name].dtype
-                if want is not None and have != want:
-                    return f"{label} {index} is {have}, the kernel takes {want}"
-        return None
+                rows.append((label, index, tensor, want))
+        return rows
 
     def signature(self) -> str:
         """``float32, float32 -> float32`` for listings."""

@@ -8,11 +8,14 @@ raised one at a time, so the user sees every unsupported node in one report.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import onnx_graphsurgeon as gs
 
 from deeploy_core.ir import NetworkContext
 from deeploy_core.mapping import Layer, Mismatch, NodeMapper, NodeMismatch
-from deeploy_core.midend.unsupported import UnsupportedModelError, UnsupportedNode
+from deeploy_core.midend.float_inputs import explain_failures
+from deeploy_core.midend.unsupported import UnsupportedNode
 from deeploy_core.platform import Platform
 
 
@@ -22,15 +25,15 @@ def _try_node(node: gs.Node, ctxt: NetworkContext, mappers: list[NodeMapper], in
         try:
             representation = mapper.parser(node, ctxt)
         except NodeMismatch as error:
-            mismatches.append(Mismatch(error.mismatch.category, error.mismatch.reason, mapper.label()))
+            mismatches.append(replace(error.mismatch, alternative=mapper.label()))
             continue
         for binding in mapper.bindings:
-            reason = binding.type_checker.check(node, ctxt)
-            if reason is None:
+            refusal = binding.type_checker.refusal(node, ctxt)
+            if refusal is None:
                 c_name = ctxt.mangler.mangle(f"{index}_{node.name or node.op}", "layer")
                 return Layer(index, node, mapper, binding, representation, c_name)
             label = f"{mapper.label()} {binding.type_checker.signature()}"
-            mismatches.append(Mismatch("dtype", reason, label, parsed=True))
+            mismatches.append(replace(refusal, alternative=label))
     return mismatches
 
 
@@ -54,5 +57,5 @@ def map_nodes(
         else:
             failures.append(UnsupportedNode(node.name or f"#{index}", key, tuple(outcome)))
     if failures:
-        raise UnsupportedModelError(platform.name, failures)
+        raise explain_failures(platform.name, graph, ctxt, failures)
     return layers

@@ -32,7 +32,8 @@ from deeploy_generic_c.ops._window import convolution_window, sliding_window
 
 def _integer(buffer: Buffer, what: str) -> None:
     if buffer.dtype.is_float:
-        raise NodeMismatch("dtype", f"{what} is {buffer.dtype}, the integer kernel takes an integer type")
+        raise NodeMismatch("dtype", f"{what} is {buffer.dtype}, the integer kernel takes an integer type",
+                           wants_integer=(buffer.name,))
 
 
 def _scalar(value: object) -> float:
