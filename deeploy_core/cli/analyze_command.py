@@ -7,61 +7,66 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from deeploy_core.api import compile_model
 from deeploy_core.cli.model_options import compile_options, model_options
-from deeploy_core.cli.progress import stage_progress
+from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
+from deeploy_core.cli.table_output import TextTable, drawable, print_table
 from deeploy_core.cli.terminal_text import terminal_text
+
+LAYER_COLUMNS = ("#", "op", "node", "output", "dtype", "MACs", "weights B", "activations B", "offset", "requant")
+ESTIMATE_COLUMNS = (("layer", "layer"), ("tiles", "tiles"), ("cycles", "cycles"), ("compute", "compute_cycles"),
+                    ("DMA", "dma_cycles"), ("bytes in", "bytes_in"), ("bytes out", "bytes_out"))
 
 
 @click.command("analyze")
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@quiet_option
 @click.pass_obj
-def analyze_command(session: CliSession, model: Path, as_json: bool, **selection: object) -> None:
+def analyze_command(session: CliSession, model: Path, as_json: bool, quiet: bool, **selection: object) -> None:
     """Show layers, shapes, MACs, memory and arena offsets of MODEL on a platform."""
     options = compile_options(model, **selection)  # type: ignore[arg-type]
-    with stage_progress(f"analyzing {model.name}") as progress:
+    with stage_progress(f"analyzing {model.name}", quiet) as progress:
         _, generated = compile_model(model, options, session.host, progress)
+    print_timings(generated.timings, quiet)
     report = generated.report
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=True))
         return
-    table = Table(title=terminal_text(f"{model.name} on {options.platform}"))
-    for column in ("#", "op", "node", "output", "dtype", "MACs", "weights B", "activations B", "offset", "requant"):
-        table.add_column(column, overflow="fold")
+    # One layer per line when it cannot be drawn whole: a wrapped cell would split a node name or a MAC count.
+    table = TextTable(LAYER_COLUMNS, title=f"{model.name} on {options.platform}",
+                      numeric=frozenset({"#", "MACs", "weights B", "activations B"}))
     for row in report["layers"]:
         output = row["outputs"][0] if row["outputs"] else {"shape": [], "dtype": "-"}
         offsets = ", ".join(str(offset) for offset in row["arena_offsets"].values()) or "-"
         requant = row.get("requantization")
         requant_text = requantisation_text(requant)
-        cells = (row["index"], row["op"], row["node"], "x".join(map(str, output["shape"])), output["dtype"],
-                 row["macs"], row["weight_bytes"], row["activation_bytes"], offsets, requant_text)
-        table.add_row(*(terminal_text(cell) for cell in cells))
+        table.add_row(row["index"], row["op"], row["node"], "x".join(map(str, output["shape"])), output["dtype"],
+                      row["macs"], row["weight_bytes"], row["activation_bytes"], offsets, requant_text)
     console = Console(soft_wrap=True)
-    console.print(table)
+    estimate = estimate_table(report["estimate"]) if "estimate" in report else None
+    draw = drawable(console, table, *([estimate] if estimate else []))
+    print_table(console, table, fallback="plain", draw=draw)
     memory = report["memory"]
     console.print(
         f"numberOfOps {report['numberOfOps']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
         f"arena {memory['arena_bytes']} B (lower bound {memory['lower_bound_bytes']} B, allocator {memory['allocator']})"
     )
-    if "estimate" in report:
-        console.print(estimate_table(report["estimate"]))
+    if estimate is not None:
+        print_table(console, estimate, fallback="plain", draw=draw)
     for warning in report["warnings"]:
         console.print(terminal_text("warning:", "yellow"), terminal_text(warning))
 
 
-def estimate_table(estimate: dict) -> Table:
+def estimate_table(estimate: dict) -> TextTable:
     """A platform's performance estimate (``report["estimate"]``, e.g. a cluster's cost model) per layer."""
-    table = Table(title=f"estimated cycles: {estimate['cycles']} in total")
-    columns = (("layer", "layer"), ("tiles", "tiles"), ("cycles", "cycles"), ("compute", "compute_cycles"),
-               ("DMA", "dma_cycles"), ("bytes in", "bytes_in"), ("bytes out", "bytes_out"))
-    for title, _ in columns:
-        table.add_column(title, overflow="fold")
+    titles = tuple(title for title, _ in ESTIMATE_COLUMNS)
+    table = TextTable(titles, title=f"estimated cycles: {estimate['cycles']} in total",
+                      numeric=frozenset(titles[1:]))
     for layer in estimate["layers"]:
-        table.add_row(*(terminal_text(layer.get(key, "-")) for _, key in columns))
+        table.add_row(*(layer.get(key, "-") for _, key in ESTIMATE_COLUMNS))
     return table
 
 

@@ -6,10 +6,9 @@ import json
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from deeploy_core.cli.session import CliSession
-from deeploy_core.cli.terminal_text import terminal_text
+from deeploy_core.cli.table_output import TextTable, print_table
 from deeploy_core.plugins import PluginRecord, PluginStatus
 
 _STATUS_STYLE = {PluginStatus.OK: "green", PluginStatus.FAILED: "red", PluginStatus.DISABLED: "yellow",
@@ -29,18 +28,16 @@ def plugins_command(session: CliSession, as_json: bool, include_builtin: bool) -
     if not records:
         click.echo("No plugins installed." + ("" if include_builtin else " (--all also lists the built-ins)"))
         return
-    Console(soft_wrap=True).print(_table(records))
+    # A plugin per block of ``key: value`` lines when the table cannot be drawn whole: error messages are long.
+    print_table(Console(soft_wrap=True), _table(records), fallback="records")
 
 
-def _table(records: list[PluginRecord]) -> Table:
-    table = Table(show_lines=False)
-    for column in ("plugin", "distribution", "version", "provides", "status"):
-        table.add_column(column)
+def _table(records: list[PluginRecord]) -> TextTable:
+    table = TextTable(("plugin", "distribution", "version", "provides", "status"))
     for record in records:
         provides = "; ".join(f"{kind}: {', '.join(sorted(names))}" for kind, names in record.extensions.items() if names)
         status = record.status.value + (f": {record.error}" if record.error else "")
-        # An error message quotes whatever the plugin raised: shown literally, never as markup.
-        table.add_row(*(terminal_text(cell) for cell in (record.name, record.distribution, record.version,
-                                                         provides or "-")),
-                      terminal_text(status, _STATUS_STYLE[record.status]))
+        # An error message quotes whatever the plugin raised: TextTable shows it literally, never as markup.
+        table.add_row(record.name, record.distribution, record.version, provides or "-", status,
+                      style={"status": _STATUS_STYLE[record.status]})
     return table

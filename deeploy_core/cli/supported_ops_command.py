@@ -6,9 +6,9 @@ import json
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from deeploy_core.cli.session import CliSession
+from deeploy_core.cli.table_output import TextTable, print_table
 from deeploy_core.supported_ops import supported_operators
 
 
@@ -22,9 +22,8 @@ def supported_ops_command(session: CliSession, platform: str, as_json: bool) -> 
     if as_json:
         click.echo(json.dumps(rows, indent=2, sort_keys=True))
         return
-    table = Table(title=f"operators on {platform}")
-    for column in ("op", "kernel", "types", "constraints", "from"):
-        table.add_column(column, overflow="fold")
+    # One kernel per line (``| grep Conv`` finds its rows); the long free text goes last so it pushes nothing.
+    table = TextTable(("op", "kernel", "types", "from", "constraints"), title=f"operators on {platform}")
     for row in rows:
-        table.add_row(row["op"], row["kernel"], row["signature"], row["constraints"], row["source"])
-    Console(soft_wrap=True).print(table)
+        table.add_row(row["op"], row["kernel"], row["signature"], row["source"], row["constraints"])
+    print_table(Console(soft_wrap=True), table, fallback="plain")

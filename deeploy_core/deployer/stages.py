@@ -5,38 +5,87 @@ the *outermost* object, so a wrapper that overrides a stage (the tiler wrapper
 overriding ``bind``, say) is reached even though the stages themselves are
 implemented by the platform deployer deep inside.  A stage therefore never calls
 another stage itself; only the driver does.
+
+The driver also times each stage and hands the progress receiver of the
+running deployment to every stage and wrapper (:attr:`StageDriver.progress`),
+so long loops deep inside a stage can report without anyone setting
+attributes on the deployer from outside.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+import time
+from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+
+from deeploy_core.deployer.progress import SILENT_PROGRESS, Progress, ProgressLike, as_progress
 
 STAGES: tuple[str, ...] = ("frontend", "lower", "parse", "bind", "generate")
 """Stage method names in the order the driver runs them."""
+
+STAGE_TIMINGS = "stages"
+"""The key of the per-stage seconds in a result's ``timings`` (see :class:`TimedResult`)."""
+
+
+@runtime_checkable
+class TimedResult(Protocol):
+    """A deployment result that keeps wall-clock figures apart from its deterministic output
+    (:class:`~deeploy_core.network.GeneratedNetwork`)."""
+
+    timings: dict[str, dict[str, float]]
 
 
 class StageDriver:
     """Mixin with the one method that runs every stage in order on ``self``."""
 
     stages: ClassVar[tuple[str, ...]] = STAGES
+    _deploy_progress: Progress
+    """The receiver of the running :meth:`deploy`, kept on the platform deployer (declared, never a class value,
+    so a wrapper's read of it falls through to the deployer it wraps)."""
+
+    @property
+    def progress(self) -> Progress:
+        """Where the running :meth:`deploy` reports to; silent outside a deployment.
+
+        The receiver is kept on the platform deployer, where a wrapper's
+        writes land, so every wrapper in the chain reads the same one.
+        """
+        return getattr(self.unwrap(), "_deploy_progress", SILENT_PROGRESS)
+
+    def unwrap(self) -> Any:
+        """The platform deployer at the bottom of the chain (both kinds of driver override this)."""
+        raise NotImplementedError
 
     def deploy(
         self,
         model: Any,
-        progress: Callable[[str], None] | None = None,
+        progress: ProgressLike = None,
         after_stage: Callable[[str, Any], None] | None = None,
     ) -> Any:
         """Run all stages on ``model`` and return what the last stage returned.
 
-        ``progress`` is told the name of each stage before it starts;
-        ``after_stage(stage, deployer)`` runs after each one (e.g. to export state).
+        ``progress`` (a :class:`~deeploy_core.deployer.progress.Progress` or a
+        callback taking the stage name) is told each stage before it starts
+        and, through :attr:`progress`, whatever the stages report inside;
+        ``after_stage(stage, deployer)`` runs after each one (e.g. to export
+        state).  When the result keeps ``timings`` (:class:`TimedResult`), the
+        seconds of every stage go into ``timings["stages"]``, in stage order.
         """
+        receiver = as_progress(progress)
+        platform_deployer = self.unwrap()
+        platform_deployer._deploy_progress = receiver
         self.model = model
+        seconds: dict[str, float] = {}
         result: Any = None
-        for stage in self.stages:
-            if progress is not None:
-                progress(stage)
-            result = getattr(self, stage)()
-            if after_stage is not None:
-                after_stage(stage, self)
+        try:
+            for stage in self.stages:
+                receiver.stage(stage)
+                started = time.perf_counter()
+                result = getattr(self, stage)()
+                seconds[stage] = time.perf_counter() - started
+                if after_stage is not None:
+                    after_stage(stage, self)
+        finally:
+            platform_deployer._deploy_progress = SILENT_PROGRESS
+        if isinstance(result, TimedResult):
+            result.timings[STAGE_TIMINGS] = seconds
         return result

@@ -85,6 +85,7 @@ class NetworkDeployer(Deployer):
     def bind(self) -> None:
         mark_aliases(self.layers, self.ctxt)
         hoist_transient_buffers(self.layers, self.ctxt)
+        self.progress.task(f"allocating the arena with {self.allocator_name}")
         self.memory_plan = plan_arena(
             self.layers, self.ctxt, self.allocator, self.allocator_name, self.platform.arena_alignment,
             allocator_origin(self.host, self.allocator_name),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,17 @@ class GeneratedNetwork:
     inputs: list[TensorSpec] = field(default_factory=list)
     outputs: list[TensorSpec] = field(default_factory=list)
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
-    """Seconds spent per stage part (e.g. ``tiling``: model build, solve, allocation); kept out of report.json,
-    which must be byte-identical for the same model and options."""
+    """Seconds: per stage (``stages``, filled by the stage driver; ``write`` added by :meth:`write`) and per
+    stage part (e.g. ``tiling``: model build, solve, allocation).  Kept out of report.json, which must be
+    byte-identical for the same model and options; :meth:`write_timings` puts them in a file of their own."""
 
     def write(self, directory: Path) -> list[Path]:
-        """Write every file (and ``report.json``) into ``directory``; returns the paths written."""
+        """Write every file (and ``report.json``) into ``directory``; returns the paths written.
+
+        ``timings.json`` is not among them: a folder written by this method is the
+        same for the same model and options, whatever the machine's speed.
+        """
+        started = time.perf_counter()
         directory.mkdir(parents=True, exist_ok=True)
         written = []
         for name, text in sorted(self.files.items()):
@@ -49,4 +56,17 @@ class GeneratedNetwork:
         report = directory / "report.json"
         report.write_text(json.dumps(self.report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         written.append(report)
+        self.timings.setdefault("stages", {})["write"] = time.perf_counter() - started
         return written
+
+    def write_timings(self, directory: Path) -> Path:
+        """Write :attr:`timings` as ``timings.json`` beside ``report.json`` (stages in the order they ran).
+
+        Separate from :meth:`write` because the figures change from run to run;
+        seconds are rounded to microseconds, finer than their run-to-run spread.
+        """
+        rounded = {part: {name: round(seconds, 6) for name, seconds in figures.items()}
+                   for part, figures in self.timings.items()}
+        path = directory / "timings.json"
+        path.write_text(json.dumps(rounded, indent=2) + "\n", encoding="utf-8")
+        return path
