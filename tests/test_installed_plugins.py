@@ -283,15 +283,16 @@ def test_shadowing_plugin_is_a_conflict_naming_both_plugins(plugin_venv: Path) -
 def compile_mlp(
     python: Path, folder: Path, *switches: str, disabled: tuple[str, ...] = ()
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, bytes]]:
-    """Compile the conformance MLP into ``folder`` (plugins ``disabled``); the result and every file written."""
+    """Compile the conformance MLP into ``folder`` (plugins ``disabled``); the result and every file written but
+    timings.json (wall-clock seconds).  ``--quiet``: stderr holds warnings and errors only."""
     pytest.importorskip("deeploy_generic_c", reason="the generic C plugin (plugins/generic_c) is not installed")
     model = folder.parent / "mlp.onnx"
     if not model.exists():
         onnx.save(CONFORMANCE_MODELS["mlp"](), model)
     disabling = [argument for name in disabled for argument in ("--disable-plugin", name)]
-    result = run_cli(python, *disabling, "compile", str(model), "-o", str(folder), *switches)
+    result = run_cli(python, *disabling, "compile", str(model), "-o", str(folder), "--quiet", *switches)
     assert result.returncode == 0, result.stderr
-    return result, {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+    return result, {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.name != "timings.json"}
 
 
 @pytest.mark.parametrize("tiled", [False, True], ids=["untiled", "tiled"])
