@@ -125,6 +125,7 @@ def register_allocators(register: Callable[[AllocatorExtension], None]) -> None:
     An allocator that also implements
     :class:`~deeploy_core.allocation.TilingModelAllocator` is asked to place the
     tile buffers inside the tiler's CP-SAT model, while tile sizes are open.
+    The test suite also compiles and runs a network with the example's allocator.
 
     Example:
 
@@ -157,23 +158,36 @@ def register_code_transformations(register: Callable[[CodeTransformationExtensio
     """Register passes that transform a layer's execution block, attached at a named point.
 
     Within a point (:class:`~deeploy_core.extensions.TransformationPoint`),
-    passes run by ascending ``order`` and then by name.
+    passes run by ascending ``order`` and then by name.  The factory returns
+    an object with ``apply(block, ctxt)``: it gets the layer's
+    :class:`~deeploy_core.codegen.execution_block.ExecutionBlock` and the
+    network context and returns the block, changed or replaced.  The test
+    suite also compiles, builds and runs a network with the example's pass.
 
     Example:
 
     >>> from deeploy_core import CodeTransformationExtension, PluginHost, hookimpl
-    >>> class ProfileLayers:
-    ...     def apply(self, block): return block
-    >>> class ProfilingPlugin:
+    >>> class MarkLayers:
+    ...     name = "mark-layers"
+    ...     def apply(self, block, ctxt):
+    ...         index = block.layer.index
+    ...         block.wrap(f"/* layer {index} starts */", f"/* layer {index} ends */")
+    ...         return block
+    >>> class MarkingPlugin:
     ...     @hookimpl
     ...     def register_code_transformations(self, register):
-    ...         register(CodeTransformationExtension(name="profile-layers", factory=ProfileLayers,
+    ...         register(CodeTransformationExtension(name="mark-layers", factory=MarkLayers,
     ...                                              point="before-closure", order=10))
     >>> host = PluginHost()
-    >>> host.add_plugin(ProfilingPlugin(), name="profiling").status.value
+    >>> host.add_plugin(MarkingPlugin(), name="marking").status.value
     'ok'
-    >>> host.extension("code_transformation", "profile-layers").point.value
+    >>> host.extension("code_transformation", "mark-layers").point.value
     'before-closure'
+    >>> from types import SimpleNamespace
+    >>> from deeploy_core.codegen.execution_block import ExecutionBlock
+    >>> block = ExecutionBlock(layer=SimpleNamespace(index=3), body=["relu(x, y);"])
+    >>> host.create("code_transformation", "mark-layers").apply(block, ctxt=None).body
+    ['/* layer 3 starts */', 'relu(x, y);', '/* layer 3 ends */']
     """
 
 

@@ -1,4 +1,7 @@
-"""The documentation site builds with warnings as errors and documents every hook with its example."""
+"""The documentation site builds with warnings as errors, documents every hook with its example, and starts at install.
+
+The code examples of the pages are run by the tests in ``tests/docs``.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ import pytest
 
 from deeploy_core import hookspecs
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
 
 
 class _TextExtractor(html.parser.HTMLParser):
@@ -43,8 +47,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_site_has_every_page(site: Path) -> None:
-    for page in ("index", "architecture", "hooks", "writing-a-plugin", "passes", "tiling", "allocation", "cli",
-                 "generated-code", "testing", "security"):
+    for page in ("index", "install", "architecture", "hooks", "writing-a-plugin", "passes", "tiling", "allocation",
+                 "pulp-cluster", "cli", "generated-code", "testing", "security"):
         assert (site / f"{page}.html").is_file(), page
 
 
@@ -63,3 +67,13 @@ def test_architecture_page_has_the_lifecycle_diagram(site: Path) -> None:
     page = _text(site / "architecture.html")
     for step in ("discover", "select", "load", "validate", "register", "registry", "compose"):
         assert step in page
+
+
+def test_install_comes_first_in_the_site_and_the_readme(site: Path) -> None:
+    index = (DOCS / "index.rst").read_text(encoding="utf-8")
+    toctree = index[index.index(".. toctree::"):].splitlines()
+    entries = [line.strip() for line in toctree[1:] if line.strip() and not line.strip().startswith(":")]
+    assert entries[0] == "install"
+    readme_top = (REPO / "README.md").read_text(encoding="utf-8").splitlines()[:8]
+    assert any("docs/install.rst" in line for line in readme_top)
+    assert "pip install -e" in _text(site / "install.html")

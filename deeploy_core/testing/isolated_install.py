@@ -58,7 +58,9 @@ def isolated_venv(root: Path, projects: Sequence[Path], env: Mapping[str, str] |
     """Create ``root/venv``, install ``projects`` (project folders) into it and return its Python.
 
     ``env`` overrides environment variables of the ``pip install`` (e.g.
-    ``{"CC": "false"}`` to install as if there were no C compiler).
+    ``{"CC": "false"}`` to install as if there were no C compiler).  With no
+    ``projects`` the venv holds no deeploy distribution at all, for a test that
+    runs the installs itself.
     """
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -71,7 +73,8 @@ def isolated_venv(root: Path, projects: Sequence[Path], env: Mapping[str, str] |
     for project in map(Path.resolve, projects):
         copy = root / "sources" / project.name
         copies.append(shutil.copytree(project, copy, ignore=_left_behind(project)))
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                    "--no-index", "--no-build-isolation", "--no-cache-dir", *map(str, copies)],
-                   check=True, cwd=root, env={**os.environ, **(env or {})}, capture_output=True)
+    if copies:
+        subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
+                        "--no-index", "--no-build-isolation", "--no-cache-dir", *map(str, copies)],
+                       check=True, cwd=root, env={**os.environ, **(env or {})}, capture_output=True)
     return python
