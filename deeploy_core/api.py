@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -13,14 +12,17 @@ import numpy as np
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
+from deeploy_core.deployer.progress import ProgressLike, as_progress
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.ir import DataType
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.plugins import PluginHost
+from deeploy_core.temporary_paths import scratch_folder
 from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_network
 from deeploy_core.validate.data import bind_inputs, graph_input_specs, load_npz_by_position, random_inputs
 from deeploy_core.validate.reference import run_reference
+from deeploy_core.validate.sample_types import sample_types, with_sample_types
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def compile_model(
     model_path: Path,
     options: CompileOptions,
     host: PluginHost,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressLike = None,
     state_dir: Path | None = None,
 ) -> tuple[Deployer, GeneratedNetwork]:
     """Compose the deployer the options name and run every stage on ``model_path``."""
@@ -194,19 +196,32 @@ def validate_model(
     repeats: int = 2,
     build_dir: Path | None = None,
     cache_dir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressLike = None,
     toolchain: Toolchain | None = None,
     lsb_tolerance: float | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
-    """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime."""
+    """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime.
+
+    With ``inputs_npz``, inputs the options leave untyped may take the integer
+    types Deeploy's rule reads off the arrays (see
+    :mod:`deeploy_core.validate.sample_types`); ``notice`` hears which.
+    """
     inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes)
     expected = None
     if outputs_npz is not None:
         expected = load_npz_by_position(outputs_npz)
-    return validate_with_data(
-        model_path, options, host, inputs, expected, atol, rtol, repeats, build_dir, cache_dir, progress, toolchain,
-        lsb_tolerance,
-    )
+
+    def attempt(input_types: dict[str, DataType]) -> tuple[GeneratedNetwork, ValidationResult]:
+        return validate_with_data(
+            model_path, replace(options, input_types=input_types), host, inputs, expected, atol, rtol, repeats,
+            build_dir, cache_dir, progress, toolchain, lsb_tolerance,
+        )
+
+    if inputs_npz is None:
+        return attempt(dict(options.input_types))
+    return with_sample_types(attempt, options.input_types, sample_types(model_path, inputs_npz, options.input_types),
+                             notice)
 
 
 def validate_with_data(
@@ -220,7 +235,7 @@ def validate_with_data(
     repeats: int = 2,
     build_dir: Path | None = None,
     cache_dir: Path | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressLike = None,
     toolchain: Toolchain | None = None,
     lsb_tolerance: float | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
@@ -229,10 +244,9 @@ def validate_with_data(
     if expected is None:
         expected = run_reference(model_path, inputs)
     toolchain = toolchain or Toolchain.from_environment()
-    if progress is not None:
-        progress("build and run")
-    with tempfile.TemporaryDirectory(prefix="deeploy-core-") as scratch:
-        directory = build_dir or Path(scratch)
+    as_progress(progress).stage("build and run")
+    with scratch_folder("deeploy-core-") as scratch:
+        directory = build_dir or scratch
         executable = build_executable(generated, directory, toolchain, cache_dir)
         actual, best_ns = run_network(executable, generated, inputs, repeats)
     comparisons = compare_outputs(generated, actual, expected, atol, rtol, lsb_tolerance)

@@ -56,5 +56,6 @@ for command in (plugins_command, compile_command, validate_command, analyze_comm
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Run the command group (the console script goes through ``deeploy_core.cli.main``, which installs the
+    interrupt handling first)."""
     cli(prog_name="deeploy-core")

@@ -10,9 +10,10 @@ from rich.table import Table
 
 from deeploy_core.api import validate_model
 from deeploy_core.cli.model_options import compile_options, model_options
-from deeploy_core.cli.progress import stage_progress
+from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.terminal_text import terminal_text
+from deeploy_core.errors import printable_line
 
 
 @click.command("validate")
@@ -29,6 +30,7 @@ from deeploy_core.cli.terminal_text import terminal_text
               help="RunNetwork calls (all must give identical outputs; the best time is shown).")
 @click.option("--build-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Keep the build here (default: a temporary folder).")
+@quiet_option
 @click.pass_obj
 def validate_command(
     session: CliSession,
@@ -40,17 +42,28 @@ def validate_command(
     lsb_tolerance: float | None,
     repeats: int,
     build_dir: Path | None,
+    quiet: bool,
     **selection: object,
 ) -> None:
-    """Compile MODEL, build and run it, and compare with ONNX Runtime or --outputs."""
+    """Compile MODEL, build and run it, and compare with ONNX Runtime or --outputs.
+
+    With --inputs, float-declared inputs of an integer network take the integer
+    types Deeploy's rule reads off the arrays (one line on stderr says which).
+    """
     options = compile_options(model, **selection)  # type: ignore[arg-type]
     if lsb_tolerance is None and options.quantization == "fixed-point":
         lsb_tolerance = 1.0
-    with stage_progress(f"validating {model.name}") as progress:
-        _, result = validate_model(
-            model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir, progress=progress,
-            lsb_tolerance=lsb_tolerance,
-        )
+    notices: list[str] = []
+    try:
+        with stage_progress(f"validating {model.name}", quiet) as progress:
+            generated, result = validate_model(
+                model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir,
+                progress=progress, lsb_tolerance=lsb_tolerance, notice=notices.append,
+            )
+            build_and_run = progress.seconds_since("build and run")
+    finally:
+        for line in notices:  # after the spinner, and before an error line if validation fails
+            click.echo(printable_line(line), err=True)
     table = Table(title=terminal_text(
         f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})"))
     for column in ("output", "max abs error", "max LSB", "cosine", "mismatches", "status"):
@@ -64,5 +77,8 @@ def validate_command(
     console = Console(soft_wrap=True)
     console.print(table)
     console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)")
+    # Building starts by writing the files (timed as ``write``): not counted twice.
+    build_and_run -= generated.timings.get("stages", {}).get("write", 0.0)
+    print_timings(generated.timings, quiet, {"build and run": build_and_run})
     if not result.ok:
         raise SystemExit(1)

@@ -192,6 +192,7 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
         model.Minimize(sum(counts))
     status, solver = _solve(model, seed, time_limit)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        # INFEASIBLE is a proof; UNKNOWN means the limit came first, which callers must not report as infeasible.
         return CpResult(None, solver.StatusName(status), solver.WallTime())
     tiles = {
         layer.name: {axis: int(solver.Value(var)) for axis, var in sorted(v.tiles.items())}
@@ -201,7 +202,20 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
     return CpResult(tiles, solver.StatusName(status), solver.WallTime(), solver.ObjectiveValue(), orders)
 
 
-def minimum_memory(layer: LayerModel, time_limit: float = 5.0) -> int | None:
+@dataclass(frozen=True)
+class MemoryNeed:
+    """The least memory a layer can be tiled into, as far as the solver proved it.
+
+    ``at_least`` is always a proven lower bound; ``proven`` says whether it is
+    also reached by a tiling (the solve finished), so a diagnosis never states
+    more than the solver showed.
+    """
+
+    at_least: int
+    proven: bool
+
+
+def minimum_memory(layer: LayerModel, time_limit: float = 5.0) -> MemoryNeed:
     """The least memory the layer can be tiled into (its budget ignored), for infeasibility diagnosis."""
     model = cp_model.CpModel()
     variables = _add_layer(model, layer, 0)
@@ -209,9 +223,9 @@ def minimum_memory(layer: LayerModel, time_limit: float = 5.0) -> int | None:
     model.Add(bound == variables.memory)
     model.Minimize(bound)
     status, solver = _solve(model, 0, time_limit)
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return None
-    return int(solver.Value(bound))
+    if status == cp_model.OPTIMAL:
+        return MemoryNeed(int(solver.Value(bound)), True)
+    return MemoryNeed(max(0, math.ceil(solver.BestObjectiveBound())), False)
 
 
 def _solve(model: cp_model.CpModel, seed: int, time_limit: float) -> tuple[int, cp_model.CpSolver]:
@@ -219,4 +233,7 @@ def _solve(model: cp_model.CpModel, seed: int, time_limit: float) -> tuple[int, 
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = time_limit
+    # CP-SAT would otherwise take SIGINT over during a solve, end the search as if its limit had been reached and
+    # return a status the caller might take for infeasibility; the command line handles interrupts itself.
+    solver.parameters.catch_sigint_signal = False
     return solver.Solve(model), solver

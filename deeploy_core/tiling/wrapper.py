@@ -34,7 +34,7 @@ from deeploy_core.midend.memory_plan import align_up
 from deeploy_core.midend.parse import qualified_op
 from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, emit_tiled_layer, resident_inputs, table_columns
 from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS, UNTILED
-from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, TensorTerm, minimum_memory, solve_tiling
+from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory, solve_tiling
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
@@ -73,6 +73,14 @@ class TilingInfeasibleError(DeeployError):
         super().__init__(message)
         self.level = level
         self.needed_bytes = needed_bytes
+
+
+class TilingSolveStoppedError(DeeployError):
+    """The solver stopped (its limit, an interrupt) before finding a tiling or proving there is none.
+
+    Kept apart from :class:`TilingInfeasibleError` so that a search that
+    merely ran out of time is never reported, or retried, as infeasible.
+    """
 
 
 @dataclass
@@ -190,7 +198,9 @@ class TilerDeployerWrapper(DeployerWrapper):
         slots = BUFFERING_SLOTS[self.buffering]
         alignment = self.memory_hierarchy.alignment
         models = []
-        for layer in self.tiled_candidates():
+        candidates = self.tiled_candidates()
+        for number, layer in enumerate(candidates, 1):
+            self.progress.step(number, len(candidates), f"tiling model: {self._layer_label(layer)}")
             constraint = self.constraint_of(layer)
             node = layer.node
             out_shape = self.ctxt[node.outputs[0].name].shape
@@ -251,43 +261,63 @@ class TilerDeployerWrapper(DeployerWrapper):
         models = self.layer_models()
         built = time.perf_counter()
         co_optimising = self.allocator if isinstance(self.allocator, TilingModelAllocator) else None
+        self.progress.task(f"tiling: solving {len(models)} layers")
         result = solve_tiling(models, self.strategy, self.seed, self.time_limit, co_optimising)
         self.placement_orders = result.orders
         self.tiling_times.model_build += built - started
         self.tiling_times.solve += time.perf_counter() - built
         if result.tiles is None:
+            if result.status != "INFEASIBLE":
+                raise TilingSolveStoppedError(
+                    f"tiling: CP-SAT stopped ({result.status}) at its deterministic limit of {self.time_limit:g} before "
+                    f"finding a tiling of {len(models)} layers into {self.compute_level} ({self._capacity()} bytes); "
+                    f"that is not a proof of infeasibility: a larger {self.compute_level} size makes the search easier")
             raise self.diagnose(models)
         layers = {name: LayerTiling(name, tiles) for name, tiles in result.tiles.items()}
         return TilingSolution(layers, self.strategy, self.buffering,
                               info={"status": result.status, "objective": result.objective})
 
     def diagnose(self, models: list[LayerModel] | None = None) -> TilingInfeasibleError:
-        """The error naming, in one line, the layer that needs the most of the compute level and how much."""
+        """The error naming, in one line, the layer that needs the most of the compute level and how much.
+
+        It states only what the solver proved: "at least N" is a proven lower
+        bound, and a layer whose minimum was not proven says so.
+        """
         models = models or self.layer_models()
-        worst: tuple[int, LayerModel] | None = None
-        for model in models:
+        worst: tuple[MemoryNeed, LayerModel] | None = None
+        labels = {layer.c_name: self._layer_label(layer) for layer in self.layers}
+        for number, model in enumerate(models, 1):
+            self.progress.step(number, len(models), f"diagnosing: {labels.get(model.name, model.name)}")
             need = minimum_memory(model, self.time_limit)
-            need = need if need is not None else 2**62
-            if worst is None or need > worst[0]:
+            if worst is None or need.at_least > worst[0].at_least:
                 worst = (need, model)
         assert worst is not None
         need, model = worst
         layer = next(l for l in self.layers if l.c_name == model.name)
-        largest = max(model.tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
         name = layer.name or f"#{layer.index}"
+        if need.at_least <= self._capacity():
+            return TilingInfeasibleError(
+                f"{self.compute_level}: no tiling of the network fits its {self._capacity()} bytes with allocator "
+                f"{self.allocator_name!r} placing the tiles, although each layer's tiles fit by size (the largest "
+                f"need, layer {name!r} ({layer.op_type}), is {need.at_least} bytes); try another allocator",
+                self.compute_level, None)
+        largest = max(model.tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
+        unproven = "" if need.proven else " (a proven lower bound: the search for the exact minimum hit its limit)"
         return TilingInfeasibleError(
-            f"{self.compute_level} needs at least {need} bytes for layer {name!r} ({layer.op_type}) but has "
+            f"{self.compute_level} needs at least {need.at_least} bytes for layer {name!r} ({layer.op_type}) but has "
             f"{self._capacity()}: even its smallest tiles do not fit (the part of tensor {largest.name!r} that every "
-            f"tile needs is the largest)", self.compute_level, need)
+            f"tile needs is the largest){unproven}", self.compute_level, need.at_least)
 
     def minimum_level_size(self) -> int:
-        """The smallest compute-level size this tiler can tile the network into."""
-        return max((minimum_memory(model, self.time_limit) or 0) for model in self.layer_models())
+        """The smallest compute-level size this tiler can tile the network into (a proven lower bound)."""
+        return max((minimum_memory(model, self.time_limit).at_least for model in self.layer_models()), default=0)
 
     def computeTilingSchedule(self, solution: TilingSolution) -> list[TiledLayer]:
         """Tiles and kernel variants of every layer, in layer order."""
         tiled_layers = []
-        for layer in self.tiled_candidates():
+        candidates = self.tiled_candidates()
+        for number, layer in enumerate(candidates, 1):
+            self.progress.step(number, len(candidates), f"tiling: building tiles of {self._layer_label(layer)}")
             tiling = solution.layers.get(layer.c_name)
             if tiling is None:
                 raise DeeployError(f"the tiling solution has no entry for layer {layer.c_name!r} ({layer.name!r})")
@@ -329,7 +359,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         slots = BUFFERING_SLOTS[self.buffering]
         layouts: dict[str, LayerLayout] = {}
         level_blocks: list[MapBlock] = []
-        for tiled in tiled_layers:
+        for number, tiled in enumerate(tiled_layers, 1):
+            self.progress.step(number, len(tiled_layers), f"tiling: placing {self._layer_label(tiled.layer)}")
             node = tiled.layer.node
             resident = resident_inputs(tiled)
             table_bytes = 4 * table_columns(tiled) * len(tiled.tiles)
@@ -474,6 +505,11 @@ class TilerDeployerWrapper(DeployerWrapper):
                 if b.name.startswith(prefix)}
 
     # -- helpers -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _layer_label(layer: Layer) -> str:
+        """How progress names a layer: its node name, or its position when the node has none."""
+        return layer.name or f"#{layer.index}"
 
     def _capacity(self) -> int:
         size = self.memory_hierarchy.level(self.compute_level).size

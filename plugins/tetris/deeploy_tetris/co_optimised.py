@@ -83,6 +83,7 @@ class TetrisCoOptAllocator:
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = self.seed
         solver.parameters.max_deterministic_time = self.time_limit
+        solver.parameters.catch_sigint_signal = False  # Ctrl-C is the command line's to handle, at once
         status = solver.Solve(model)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None
