@@ -119,8 +119,8 @@ def tiling_choice(options: CompileOptions, platform_level: str | None = None,
                   ) -> tuple[str | None, str | None, dict[str, object]]:
     """(memory level, tiler, deployer options) implied by the tiling options.
 
-    A level size, a hierarchy, a tiler or a buffering turns the memory-aware,
-    tiled flow on; the built-in two-level hierarchy and single buffering are
+    A level size, a memory level or hierarchy, a tiler or a buffering turns the
+    memory-aware, tiled flow on; the built-in two-level hierarchy and single buffering are
     the defaults.  The tiler alone decides the buffering: ``--buffering``
     selects the built-in tiler of that scheme, and naming a tiler that declares
     another scheme (``tiler_buffering`` answers what a tiler declares) is a
@@ -151,6 +151,7 @@ def tiling_choice(options: CompileOptions, platform_level: str | None = None,
             raise DeeployError(f"--buffering {options.buffering} contradicts --tiler {tiler} ({declared} buffering); "
                                f"give one of them, e.g. --tiler {BUFFERING_TILERS[options.buffering]}")
     wants_tiling = bool(options.level_sizes) or options.memory_hierarchy is not None or tiler is not None \
+        or options.memory_level is not None \
         or options.buffering is not None or options.tiling_from is not None or platform_level is not None
     if tiler is None and options.buffering is None and options.tiling_from is not None:
         tiler = tiler_of_report(options.tiling_from)
@@ -173,15 +174,20 @@ def _state_exporter(state_dir: Path) -> Callable[[str, Deployer], None]:
 
 
 def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0,
-                     input_shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+                     input_shapes: dict[str, tuple[int, ...]] | None = None,
+                     input_types: dict[str, DataType] | None = None) -> dict[str, np.ndarray]:
     """Inputs from an ``.npz`` (bound by position) or deterministic random ones.
 
     The shapes come from the imported model, so a model the compiler refuses
     (an absurd or dynamic input shape) is refused before any data is made.
+    Random data for an input the user typed as an integer (``--input-type``)
+    holds whole numbers of that type's range, stored in the model's declared
+    type: the compiled code reads it exactly, and ONNX Runtime computes on the
+    very same values.
     """
     specs = graph_input_specs(import_model(model_path, input_shapes).model)
     if inputs_npz is None:
-        return random_inputs(specs, seed)
+        return random_inputs(specs, seed, input_types)
     return bind_inputs(specs, load_npz_by_position(inputs_npz, len(specs)))
 
 
@@ -207,7 +213,7 @@ def validate_model(
     types Deeploy's rule reads off the arrays (see
     :mod:`deeploy_core.validate.sample_types`); ``notice`` hears which.
     """
-    inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes)
+    inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes, input_types=options.input_types)
     expected = None
     if outputs_npz is not None:
         expected = load_npz_by_position(outputs_npz)

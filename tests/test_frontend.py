@@ -182,3 +182,11 @@ def test_attribute_style_pad_in_a_new_opset_is_repaired(tmp_path: Path) -> None:
     imported = import_model(save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path))
     [node] = imported.graph.nodes
     assert len(node.inputs) == 3 and list(node.inputs[1].values) == [0, 1, 0, 1]
+
+
+def test_input_shape_sets_only_dynamic_dimensions(tmp_path: Path) -> None:
+    """A fixed dimension belongs to the model (its constants and the reference depend on it): changing it is refused."""
+    path = save(relu_model(["batch", 3, 4]), tmp_path)
+    assert import_model(path, {"x": (2, 3, 4)}).model.graph.input[0].type.tensor_type.shape.dim[0].dim_value == 2
+    with pytest.raises(ModelImportError, match=r"fixes dimension 2 of 'x' to 4; --input-shape only sets dynamic"):
+        import_model(path, {"x": (2, 3, 5)})

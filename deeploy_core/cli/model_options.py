@@ -25,8 +25,10 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     decorators = [
         click.argument("model", type=click.Path(path_type=Path)),
         click.option("--platform", default=DEFAULT_PLATFORM, show_default=True, help="Platform to compile for."),
-        click.option("--memory-level", default=None, help="Memory hierarchy / placement policy (by name)."),
-        click.option("--tiler", default=None, help="Tiling strategy (by name; needs --memory-level)."),
+        click.option("--memory-level", default=None,
+                     help="Memory hierarchy / placement policy (a registered name); turns tiling on."),
+        click.option("--tiler", default=None,
+                     help="Tiler (by name); turns tiling on, with the platform's or the built-in memory hierarchy."),
         click.option("--allocator", default=DEFAULT_ALLOCATOR, show_default=True, help="Static allocator (by name)."),
         click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME=D1xD2…",
                      help="Fix the shape of a graph input (repeatable)."),

@@ -67,6 +67,12 @@ def apply_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]
         declared = tensor_type.shape.dim
         if len(declared) and len(declared) != len(shape):
             raise ModelImportError(f"--input-shape {name}: rank {len(shape)} given, the model declares rank {len(declared)}")
+        for axis, (dim, wanted) in enumerate(zip(declared, shape)):
+            # A fixed dimension is part of the model (reshape constants, weights and the reference depend on it).
+            if dim.HasField("dim_value") and dim.dim_value > 0 and dim.dim_value != wanted:
+                raise ModelImportError(
+                    f"--input-shape {name}={'x'.join(map(str, shape))}: the model fixes dimension {axis} of {name!r} to "
+                    f"{dim.dim_value}; --input-shape only sets dynamic dimensions (keep {dim.dim_value} there)")
         tensor_type.ClearField("shape")
         tensor_type.shape.SetInParent()
         for dim in shape:

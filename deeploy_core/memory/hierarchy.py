@@ -83,7 +83,9 @@ class MemoryHierarchy:
         """A copy with some level sizes overridden (``--l1 64000``)."""
         unknown = sorted(set(sizes) - {level.name for level in self.levels})
         if unknown:
-            raise DeeployError(f"memory hierarchy has no level {unknown[0]!r} to resize")
+            levels = ", ".join(level.name for level in self.levels)
+            raise DeeployError(f"--{unknown[0].lower()}: the memory hierarchy has no level {unknown[0]} to resize (its "
+                               f"levels: {levels}); drop the option or choose a hierarchy with that level")
         return replace(self, levels=tuple(replace(l, size=sizes.get(l.name, l.size)) for l in self.levels))
 
     def to_json(self) -> dict[str, Any]:

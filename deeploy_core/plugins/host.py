@@ -287,12 +287,16 @@ class PluginHost:
         return self._kind_registry(kind).get(kind, name)
 
     def create(self, kind: str, name: str, *args: Any, **options: Any) -> Any:
-        """Call the factory of extension ``name``; a failure inside it names the plugin."""
+        """Call the factory of extension ``name``; a failure inside it names the plugin.
+
+        A :class:`DeeployError` raised by the factory is a deliberate message
+        to the user and passes unchanged; anything else is the plugin's bug.
+        """
         registered = self._kind_registry(kind).get(kind, name)
         try:
             return registered.extension.factory(*args, **options)
-        except PluginError:
-            raise
+        except DeeployError:
+            raise  # the plugin's own word to the user (a bad option, an infeasible size): not a plugin failure
         except Exception as error:  # noqa: BLE001 - re-raised with the plugin named
             origin = registered.origin
             raise PluginError(origin.plugin, f"{origin.distribution} {origin.version}".strip(),

@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 
 from deeploy_core.errors import DeeployError
-from deeploy_core.ir.dtypes import from_onnx
+from deeploy_core.ir.dtypes import DataType, from_onnx
 
 
 def graph_input_specs(model: onnx.ModelProto) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
@@ -54,12 +54,24 @@ def bind_inputs(
     return bound
 
 
-def random_inputs(specs: list[tuple[str, np.dtype, tuple[int, ...]]], seed: int = 0) -> dict[str, np.ndarray]:
-    """Deterministic sample inputs: standard normal floats, small integers."""
+def random_inputs(specs: list[tuple[str, np.dtype, tuple[int, ...]]], seed: int = 0,
+                  value_types: dict[str, DataType] | None = None) -> dict[str, np.ndarray]:
+    """Deterministic sample inputs: standard normal floats, small integers.
+
+    ``value_types`` names inputs whose values must fit another element type
+    than the declared one (a float-declared input the compiler reads as int8):
+    they get whole numbers over that type's range (at most ±1000 for wide types),
+    stored in the declared dtype.
+    """
     generator = np.random.default_rng(seed)
     inputs = {}
     for name, dtype, shape in specs:
-        if np.issubdtype(dtype, np.floating):
+        value_type = (value_types or {}).get(name)
+        if value_type is not None and not value_type.is_float:
+            low = -(2 ** (value_type.bits - 1)) if value_type.signed else 0
+            high = 2 ** (value_type.bits - 1) - 1 if value_type.signed else 2 ** value_type.bits - 1
+            inputs[name] = generator.integers(max(low, -1000), min(high, 1000) + 1, shape).astype(dtype)
+        elif np.issubdtype(dtype, np.floating):
             inputs[name] = generator.standard_normal(shape).astype(dtype)
         elif dtype == np.bool_:
             inputs[name] = generator.integers(0, 2, shape).astype(dtype)

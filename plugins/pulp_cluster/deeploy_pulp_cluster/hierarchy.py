@@ -27,8 +27,16 @@ def cluster_hierarchy() -> MemoryHierarchy:
     )
 
 
-def level_sizes(overrides: dict[str, int] | None) -> dict[str, int]:
-    """The sizes the emulator (or the SDK) must provide: defaults, overridden by ``--l1/--l2/--l3``."""
+def level_sizes(overrides: dict[str, int] | None, hierarchy: MemoryHierarchy | None = None) -> dict[str, int]:
+    """The sizes the emulator (or the SDK) must provide: the cluster's defaults, or the sizes of a user's
+    hierarchy file (``hierarchy``) for the levels it names, overridden by ``--l1/--l2/--l3``.
+
+    The runtime must get the very sizes the tiler planned for: a hierarchy file
+    with a larger L1 than the default would otherwise overrun the real L1.
+    """
     sizes = {level.name: int(level.size or 0) for level in cluster_hierarchy().levels}
+    if hierarchy is not None:
+        sizes.update({level.name: int(level.size) for level in hierarchy.levels
+                      if level.name in sizes and level.size is not None})
     sizes.update({name: int(size) for name, size in (overrides or {}).items() if size is not None})
     return sizes

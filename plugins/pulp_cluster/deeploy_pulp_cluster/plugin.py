@@ -17,11 +17,14 @@ MAX_CORES = 16
 
 def make_deployer(**options: Any) -> NetworkDeployer:
     """The deployer for the level sizes (``level_sizes``) and core count (``cores``) of this compile."""
+    from deeploy_core.memory import load_hierarchy
+
     from deeploy_pulp_cluster.deployer import ClusterDeployer
     from deeploy_pulp_cluster.hierarchy import level_sizes
     from deeploy_pulp_cluster.platform import DEFAULT_CORES, pulp_cluster_platform
 
-    sizes = level_sizes(options.get("level_sizes"))
+    hierarchy_file = options.get("memory_hierarchy_file")
+    sizes = level_sizes(options.get("level_sizes"), load_hierarchy(hierarchy_file) if hierarchy_file else None)
     cores = options.pop("cores", None)
     cores = DEFAULT_CORES if cores is None else int(cores)
     if not 1 <= cores <= MAX_CORES:
