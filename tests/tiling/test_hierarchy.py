@@ -37,7 +37,7 @@ def test_unknown_neighbour_duplicate_level_and_unreachable_compute_level_are_ref
 def test_sizes_can_be_overridden_by_name_only() -> None:
     resized = three_levels().with_sizes({"L1": 16000})
     assert resized.level("L1").size == 16000 and resized.level("L2").size == 512 << 10
-    with pytest.raises(DeeployError, match="no level 'L0'"):
+    with pytest.raises(DeeployError, match="--l0: the memory hierarchy has no level L0 to resize"):
         three_levels().with_sizes({"L0": 1})
 
 
