@@ -40,7 +40,9 @@ def main() -> int:
     for peer in find_peer_tests(root, args.filter):
         deployer, _ = compile_model(peer.model, CompileOptions(platform="generic-c", input_types=peer.input_types()),
                                     host)
-        problem = deployer.memory_plan.allocation_problem()
+        plan = deployer.compilation.memory_plan
+        assert plan is not None, "compile_model plans the arena"
+        problem = plan.allocation_problem()
         path = args.output / f"{instance_name(peer.name)}.csv"
         write_instance(path, problem)
         print(f"{path}  {len(problem.blocks)} buffers, lower bound {problem.lower_bound()} B")

@@ -48,6 +48,9 @@ class CompileOptions:
     """A ``report.json`` of an earlier compile whose tiling solution and memory map are reused."""
     cores: int | None = None
     """Cores of a cluster platform (``--cores``); None: the platform's default."""
+    code_transformations: tuple[str, ...] = ()
+    """Installed code transformations to run (``--code-transformation``, in order) besides those the platform's
+    chain includes; an installed transformation that nobody names does not run."""
 
 
 def compile_model(
@@ -72,6 +75,7 @@ def compile_model(
             "input_types": dict(options.input_types),
             "quantization": options.quantization,
             "network_name": options.network_name or model_path.stem,
+            "code_transformations": tuple(options.code_transformations),
             **extra,
         },
     )
@@ -164,11 +168,11 @@ def tiling_choice(options: CompileOptions, platform_level: str | None = None,
 
 
 def _state_exporter(state_dir: Path) -> Callable[[str, Deployer], None]:
-    """Writes the platform deployer's state into ``state_dir/<n>-<stage>`` after each stage."""
+    """Writes the compilation's state into ``state_dir/<n>-<stage>`` after each stage."""
     from deeploy_core.network.state import export_state
 
     def after_stage(stage: str, deployer: Deployer) -> None:
-        export_state(deployer.unwrap(), state_dir / f"{list(deployer.stages).index(stage) + 1}-{stage}", stage)
+        export_state(deployer.compilation, state_dir / f"{list(deployer.stages).index(stage) + 1}-{stage}", stage)
 
     return after_stage
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
-from deeploy_core.deployer import Deployer, DeployerWrapper
+from deeploy_core.codegen.selection import check_selection
+from deeploy_core.deployer.base import Deployer
+from deeploy_core.deployer.wrapper import DeployerWrapper
 from deeploy_core.errors import DeeployError, PluginError
 from deeploy_core.plugins import PluginHost
 
@@ -29,15 +31,24 @@ class DeployerChoice:
 
 
 def compose_deployer(host: PluginHost, choice: DeployerChoice) -> Deployer:
-    """Create the platform deployer and wrap it as ``choice`` says."""
+    """Create the platform deployer and wrap it as ``choice`` says.
+
+    The allocator and the host go into the deployer's compilation, which the
+    wrappers share.  The code transformations the compile selects (the
+    platform's chain and the ``code_transformations`` option) are checked here,
+    so that a wrong name stops the compile before any stage runs.
+    """
     deployer = host.create("platform", choice.platform, **choice.options)
     _expect(host, "platform", choice.platform, deployer, inner=None)
     allocator = host.create("allocator", choice.allocator)
     if not callable(getattr(allocator, "solve", None)):
         _blame(host, "allocator", choice.allocator, f"returned {type(allocator).__name__}, which has no solve()")
-    deployer.allocator = allocator
-    deployer.allocator_name = choice.allocator
-    deployer.host = host
+    compilation = deployer.compilation
+    compilation.allocator = allocator
+    compilation.allocator_name = choice.allocator
+    compilation.host = host
+    platform_chain = compilation.platform.code_transformations if compilation.platform is not None else ()
+    check_selection(host, choice.platform, platform_chain, compilation.settings.code_transformations)
 
     if choice.memory_level is not None:
         _check_platform_fit(host, "memory_level", choice.memory_level, choice.platform)

@@ -36,18 +36,20 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
     """Register deployment platforms (engines, op mappings, buffer kinds, default memory hierarchy).
 
-    The factory returns the platform's :class:`~deeploy_core.deployer.Deployer`.
+    The factory returns the platform's :class:`~deeploy_core.deployer.Deployer`,
+    which creates the :class:`~deeploy_core.compilation.Compilation` that its
+    stages fill and every wrapper around it shares.
 
     Example:
 
     >>> from deeploy_core import Deployer, PlatformExtension, PluginHost, hookimpl
     >>> class EchoDeployer(Deployer):
     ...     platform_name = "echo"
-    ...     def frontend(self): self.graph = self.model
+    ...     def frontend(self): self.compilation.warnings.append(f"echoing {self.compilation.model}")
     ...     def lower(self): pass
     ...     def parse(self): pass
     ...     def bind(self): pass
-    ...     def generate(self): return f"/* {self.graph} */"
+    ...     def generate(self): return f"/* {self.compilation.model} */"
     >>> class EchoPlatformPlugin:
     ...     @hookimpl
     ...     def register_platforms(self, register):
@@ -65,7 +67,11 @@ def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> 
     """Register memory hierarchies and the policies that place tensors in their levels.
 
     The factory receives the platform deployer and returns a memory-level
-    :class:`~deeploy_core.deployer.DeployerWrapper` around it.
+    :class:`~deeploy_core.deployer.DeployerWrapper` around it.  A wrapper
+    keeps no network state: it reads and writes the shared
+    ``self.compilation``, and puts what it computes for other extensions into
+    ``self.compilation.results``, keyed by type (the core's own memory level
+    stores its :class:`~deeploy_core.memory.MemoryHierarchy` there).
 
     Example:
 
@@ -73,7 +79,8 @@ def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> 
     >>> class EverythingInL2(DeployerWrapper):
     ...     def bind(self):
     ...         self.inner.bind()
-    ...         self.memory_levels = {"input": "L2", "output": "L2"}
+    ...         for buffer in self.compilation.ctxt:
+    ...             buffer.memory_level = "L2"
     >>> class L2OnlyPlugin:
     ...     @hookimpl
     ...     def register_memory_levels(self, register):
@@ -92,7 +99,11 @@ def register_tilers(register: Callable[[TilerExtension], None]) -> None:
     """Register tiling strategies (single or double buffering, search strategy, tile constraints).
 
     The factory receives the memory-level deployer and the selected allocator
-    and returns a tiler :class:`~deeploy_core.deployer.DeployerWrapper`.
+    and returns a tiler :class:`~deeploy_core.deployer.DeployerWrapper`.  Its
+    configuration (here the allocator) stays on the wrapper; the core's tiler
+    puts its solution and tiles into ``compilation.results``
+    (``TilingSolution``, ``TilingState``) and its tile loops into each tiled
+    layer's code-transformation chain (``compilation.chain_contributions``).
 
     Example:
 
@@ -157,12 +168,19 @@ def register_allocators(register: Callable[[AllocatorExtension], None]) -> None:
 def register_code_transformations(register: Callable[[CodeTransformationExtension], None]) -> None:
     """Register passes that transform a layer's execution block, attached at a named point.
 
-    Within a point (:class:`~deeploy_core.extensions.TransformationPoint`),
-    passes run by ascending ``order`` and then by name.  The factory returns
-    an object with ``apply(block, ctxt)``: it gets the layer's
-    :class:`~deeploy_core.codegen.execution_block.ExecutionBlock` and the
-    network context and returns the block, changed or replaced.  The test
-    suite also compiles, builds and runs a network with the example's pass.
+    A registered pass is opt-in: it runs only in compiles whose platform's
+    chain includes it by name (``Platform.code_transformations``) or whose
+    user names it (``--code-transformation NAME``, repeatable, or
+    ``CompileOptions.code_transformations``), so installing a plugin changes
+    no other compile.  Within a point
+    (:class:`~deeploy_core.extensions.TransformationPoint`), selected passes run
+    in the order they were selected: the platform's names first, then the
+    user's.  ``report.json`` lists, per layer, every pass that ran (built-in
+    ones too).  The factory returns an object with ``apply(block, ctxt)``: it
+    gets the layer's :class:`~deeploy_core.codegen.execution_block.ExecutionBlock`
+    and the network context and returns the block, changed or replaced.  The
+    test suite also compiles, builds and runs a network with the example's pass
+    selected.
 
     Example:
 

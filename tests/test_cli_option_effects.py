@@ -325,6 +325,15 @@ def check_quantization(_: Workspace, command: str, outcomes: list[CliOutcome]) -
         assert code[0] != code[1]
 
 
+def check_code_transformation(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    plain, named = outcomes
+    assert plain.ok and plain.report is not None, plain.describe()
+    assert {tuple(layer["code_transformations"]) for layer in plain.report["layers"]} == {
+        ("memory-passthrough", "closure")}, "no installed transformation runs unless it is named"
+    one_error(named, r"^error: --code-transformation dc-not-installed, but no installed plugin registers a code "
+                     r"transformation of that name \(available: none\)$")
+
+
 def check_quiet(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     loud, quiet = reports(outcomes)
     assert "timings:" in outcomes[0].stderr and "timings:" not in outcomes[1].stderr
@@ -450,6 +459,10 @@ SHARED_EFFECTS: dict[str, Effect] = {
     "--tiling-from": Variants("cnn", (L1_SMALL, (*L1_SMALL, "--tiling-from", "@min_tiling.json")), check_tiling_from),
     "--quantization": Variants("qdq_conv", ((), ("--quantization", "fixed-point")), check_quantization),
     "--quiet": Variants("cnn", ((), ("--quiet",)), check_quiet),
+    "--code-transformation": Variants(
+        "cnn", ((), ("--code-transformation", "dc-not-installed")), check_code_transformation,
+        reason="no bundled plugin registers a code transformation, so here a name is refused in one line; "
+             "tests/test_installed_plugins.py installs one and shows it runs, in the order named, only when named"),
 }
 """Options of every compiling command, checked on each of them."""
 

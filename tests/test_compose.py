@@ -1,4 +1,4 @@
-"""Composing deployers by name: platform deployer → memory-level wrapper → tiler wrapper."""
+"""Composing deployers by name: platform deployer → memory-level wrapper → tiler wrapper, sharing one compilation."""
 
 from __future__ import annotations
 
@@ -15,15 +15,20 @@ from deeploy_core import (
     hookimpl,
 )
 from deeploy_core.allocation import FirstFitAllocator
+from deeploy_core.compilation import Compilation
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.errors import DeeployError, PluginError
+
+
+class Levels(dict[str, str]):
+    """A typed result the level wrapper stores for the others (tensor name → level)."""
 
 
 class RecordingDeployer(Deployer):
     platform_name = "rec"
 
     def frontend(self) -> None:
-        self.log = [f"frontend({self.model})"]
+        self.log = [f"frontend({self.compilation.model})"]
 
     def lower(self) -> None:
         self.log.append("lower")
@@ -42,27 +47,31 @@ class RecordingDeployer(Deployer):
         return f"helper sees {len(self.log)} log entries"
 
 
+def platform_log(wrapper: DeployerWrapper) -> list[str]:
+    deployer = wrapper.unwrap()
+    assert isinstance(deployer, RecordingDeployer)
+    return deployer.log
+
+
 class LevelWrapper(DeployerWrapper):
     def bind(self) -> None:
         self.inner.bind()
-        self.log.append("levels")
-        self.levels = {"x": "L2"}
+        platform_log(self).append("levels")
+        self.compilation.results[Levels] = Levels(x="L2")
 
 
 class TilerWrapper(DeployerWrapper):
-    own_attributes = frozenset({"tiler_allocator"})
-
     def __init__(self, inner: Deployer, allocator: object) -> None:
         super().__init__(inner)
         self.tiler_allocator = allocator
 
     def bind(self) -> None:
         self.inner.bind()
-        self.log.append("tile")
+        platform_log(self).append(f"tile with levels {dict(self.compilation.results[Levels])}")
 
     def generate(self) -> list[str]:
         result = self.inner.generate()
-        self.log.append("tiled-code")
+        platform_log(self).append("tiled-code")
         return result
 
 
@@ -98,25 +107,42 @@ def test_composition_order_and_stage_dispatch(host: PluginHost) -> None:
     deployer = compose_deployer(host, DeployerChoice(platform="rec", memory_level="levels", tiler="tiles"))
     assert [type(layer).__name__ for layer in deployer.wrapper_chain()] == ["TilerWrapper", "LevelWrapper", "RecordingDeployer"]
     log = deployer.deploy("net.onnx")
-    assert log == ["frontend(net.onnx)", "lower", "parse", "bind", "levels", "tile", "generate", "tiled-code"]
+    assert log == ["frontend(net.onnx)", "lower", "parse", "bind", "levels", "tile with levels {'x': 'L2'}", "generate",
+                   "tiled-code"]
 
 
-def test_wrappers_delegate_generically(host: PluginHost) -> None:
+def test_wrappers_share_the_platform_deployers_compilation(host: PluginHost) -> None:
     deployer = compose_deployer(host, DeployerChoice(platform="rec", memory_level="levels", tiler="tiles"))
     deployer.deploy("m")
     platform = deployer.unwrap()
-    assert isinstance(platform, RecordingDeployer)
-    assert deployer.levels == {"x": "L2"} and platform.levels == {"x": "L2"}, "state written by a wrapper lives in the platform deployer"
-    assert deployer.platform_only_helper() == platform.platform_only_helper()
-    assert "tiler_allocator" not in vars(platform), "declared own attributes stay on the wrapper"
-    assert isinstance(deployer.tiler_allocator, FirstFitAllocator)
+    assert isinstance(platform, RecordingDeployer) and isinstance(deployer, DeployerWrapper)
+    assert isinstance(deployer.compilation, Compilation)
+    assert deployer.compilation is deployer.inner.compilation is platform.compilation
+    assert platform.compilation.results[Levels] == {"x": "L2"}, "a wrapper's result lives in the shared compilation"
+    assert platform.compilation.model == "m" and platform.compilation.platform_name == "rec"
+    assert isinstance(deployer.tiler_allocator, FirstFitAllocator), "a wrapper's own configuration stays on it"
+    assert "tiler_allocator" not in vars(platform)
     assert deployer.find_wrapper(LevelWrapper) is deployer.inner
     assert isinstance(deployer, Deployer)
 
 
+def test_wrappers_do_not_delegate_attributes(host: PluginHost) -> None:
+    """No fall-through: a wrapper neither reads nor writes the platform deployer's attributes."""
+    deployer = compose_deployer(host, DeployerChoice(platform="rec", memory_level="levels", tiler="tiles"))
+    deployer.deploy("m")
+    platform = deployer.unwrap()
+    with pytest.raises(AttributeError):
+        deployer.platform_only_helper()  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        deployer.log  # type: ignore[attr-defined]  # noqa: B018
+    deployer.note = "on the wrapper"  # type: ignore[attr-defined]
+    assert not hasattr(platform, "note") and not hasattr(deployer.inner, "note")
+
+
 def test_allocator_is_chosen_by_name(host: PluginHost) -> None:
     deployer = compose_deployer(host, DeployerChoice(platform="rec"))
-    assert isinstance(deployer.allocator, FirstFitAllocator)
+    assert isinstance(deployer.compilation.allocator, FirstFitAllocator)
+    assert deployer.compilation.allocator_name == "first-fit" and deployer.compilation.host is host
     with pytest.raises(DeeployError, match="no allocator named 'best'"):
         compose_deployer(host, DeployerChoice(platform="rec", allocator="best"))
     with pytest.raises(PluginError, match=r"plugin 'parts' \(parts-dist 0.3\).*has no solve\(\)"):

@@ -327,3 +327,50 @@ def test_the_shadow_plugins_own_allocator_works(plugin_venv: Path, tmp_path: Pat
     bump_memory = json.loads(bumped["report.json"])["memory"]
     assert bump_memory["allocator"] == "shadow-bump"
     assert bump_memory["arena_bytes"] > json.loads(packed["report.json"])["memory"]["arena_bytes"], "no reuse"
+
+
+# -- an installed code-transformation plugin is opt-in ----------------------------------------------
+
+MARKS = "layer-marks"
+"""tests/plugin_packages/layer_marks: code transformations dc-mark-a, dc-mark-b (any platform), dc-cluster-only."""
+
+
+@pytest.mark.parametrize("tiled", [False, True], ids=["untiled", "tiled"])
+def test_an_installed_code_transformation_changes_nothing_until_selected(plugin_venv: Path, tmp_path: Path,
+                                                                         tiled: bool) -> None:
+    pytest.importorskip("deeploy_generic_c", reason="the generic C plugin (plugins/generic_c) is not installed")
+    tiling = ("--l1", "8000") if tiled else ()
+    installed, files = compile_mlp(plugin_venv, tmp_path / "installed", *tiling, disabled=("dup-b", "shadow"))
+    _, reference = compile_mlp(plugin_venv, tmp_path / "without", *tiling, disabled=("dup-b", "shadow", MARKS))
+    assert installed.stderr == "" and files == reference, "loaded but not selected, the plugin changes no byte"
+    assert listing(plugin_venv)[MARKS]["extensions"] == {
+        "code_transformation": ["dc-cluster-only", "dc-mark-a", "dc-mark-b"]}
+
+    _, selected = compile_mlp(plugin_venv, tmp_path / "selected", *tiling, "--code-transformation", "dc-mark-b",
+                              "--code-transformation", "dc-mark-a", disabled=("dup-b", "shadow"))
+    report = json.loads(selected["report.json"])
+    tiled_layers = {layer["layer"] for layer in report.get("tiling", {}).get("layers", [])}
+    assert bool(tiled_layers) == tiled
+    for layer in report["layers"]:
+        first = ["tiling"] if layer["node"] in tiled_layers else []
+        assert layer["code_transformations"] == [*first, "memory-passthrough", "dc-mark-b", "dc-mark-a", "closure"]
+    network = selected["Network.c"].decode()
+    assert network.index("/* dc-mark-b */") < network.index("/* dc-mark-a */")
+
+
+def test_a_selected_code_transformation_validates_and_a_wrong_one_is_one_line(plugin_venv: Path,
+                                                                              tmp_path: Path) -> None:
+    pytest.importorskip("deeploy_generic_c", reason="the generic C plugin (plugins/generic_c) is not installed")
+    model = tmp_path / "mlp.onnx"
+    onnx.save(CONFORMANCE_MODELS["mlp"](), model)
+    quiet = ("--disable-plugin", "dup-b", "--disable-plugin", "shadow")
+    built = run_cli(plugin_venv, *quiet, "validate", str(model), "--code-transformation", "dc-mark-a")
+    assert built.returncode == 0, built.stdout + built.stderr
+    for name, problem in (("dc-mark-c", "but no installed plugin registers a code transformation of that name "
+                                        "(available: dc-cluster-only, dc-mark-a, dc-mark-b)"),
+                          ("dc-cluster-only", "but it does not support platform 'generic-c' (supports: pulp-cluster)")):
+        refused = run_cli(plugin_venv, *quiet, "compile", str(model), "-o", str(tmp_path / name),
+                          "--code-transformation", name)
+        assert refused.returncode == 2
+        assert refused.stderr.strip() == f"error: --code-transformation {name}, {problem}"
+        assert not (tmp_path / name).exists()

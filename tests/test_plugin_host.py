@@ -574,7 +574,7 @@ def test_a_code_transformation_factory_without_apply_is_blamed(mlp_path: Path) -
     with pytest.raises(PluginError, match=r"^plugin 'no-apply-plugin' \(bad-dist 0.1\) failed creating "
                                           r"code_transformation 'no-apply': TypeError: returned object, which has no "
                                           r"apply\(block, ctxt\)$"):
-        compile_model(mlp_path, CompileOptions(platform="generic-c"), host)
+        compile_model(mlp_path, CompileOptions(platform="generic-c", code_transformations=("no-apply",)), host)
 
 
 @pytest.mark.parametrize(
@@ -596,7 +596,7 @@ def test_a_code_transformation_that_breaks_a_block_is_blamed(apply: Callable[...
 
     host = host_with_generic_c((Breaks(), "breaking-plugin"))
     with pytest.raises(PluginError) as caught:
-        compile_model(mlp_path, CompileOptions(platform="generic-c"), host)
+        compile_model(mlp_path, CompileOptions(platform="generic-c", code_transformations=("breaks",)), host)
     message = str(caught.value)
     assert message.startswith("plugin 'breaking-plugin' (bad-dist 0.1) failed applying code_transformation 'breaks' "
                               "to layer ")

@@ -39,7 +39,7 @@ def compile_command(
             written = generated.write(staging)
         if plot:
             title = f"{generated.report['network']}: static memory map"
-            written += write_memory_plot(staging, title, memory_plot_levels(deployer))
+            written += write_memory_plot(staging, title, memory_plot_levels(deployer.compilation))
         # Last, so that it holds the time spent writing the others; never in report.json (see GeneratedNetwork).
         written.append(generated.write_timings(staging))
     report = generated.report

@@ -21,7 +21,8 @@ DEFAULT_PLATFORM = "generic-c"
 
 
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape/-type, --quantization."""
+    """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape/-type, --quantization,
+    --code-transformation."""
     decorators = [
         click.argument("model", type=click.Path(path_type=Path)),
         click.option("--platform", default=DEFAULT_PLATFORM, show_default=True, help="Platform to compile for."),
@@ -57,6 +58,10 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--quantization", type=click.Choice(["exact", "fixed-point"]), default="exact", show_default=True,
                      help="QDQ models: 'exact' keeps QuantizeLinear/DequantizeLinear (bit-exact with ONNX Runtime, "
                           "needs float); 'fixed-point' turns quantised layers into integer-only kernels (≤ 1 LSB)."),
+        click.option("--code-transformation", "code_transformations", multiple=True, metavar="NAME",
+                     help="Run the installed code transformation NAME on every layer (repeatable; they run in the "
+                          "order given, after those the platform's chain includes). An installed transformation "
+                          "runs only when named here or by the platform."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)
@@ -81,6 +86,7 @@ def compile_options(
     tiling_strategy: str = "max",
     tiling_from: Path | None = None,
     cores: int | None = None,
+    code_transformations: tuple[str, ...] = (),
 ) -> CompileOptions:
     """The parsed form of :func:`model_options`."""
     types = data_input_types(model, input_types_from) if input_types_from else {}
@@ -100,6 +106,7 @@ def compile_options(
         tiling_strategy=tiling_strategy,
         tiling_from=tiling_from,
         cores=cores,
+        code_transformations=tuple(code_transformations),
     )
 
 

@@ -5,26 +5,33 @@ from __future__ import annotations
 import abc
 from typing import Any
 
+from deeploy_core.compilation import Compilation, read_deployer_options
 from deeploy_core.deployer.stages import StageDriver
 
 
 class Deployer(StageDriver, abc.ABC):
-    """A platform's deployer: owns the model, the platform data and every stage.
+    """A platform's deployer: owns the compilation, the platform data and every stage.
 
     Platform plugins subclass it and implement the stages.  Memory-level and
     tiler behaviour is added around it by :class:`DeployerWrapper` subclasses,
     never by subclassing the platform deployer, so that any platform composes
-    with any memory-level policy and tiler.
+    with any memory-level policy and tiler.  The deployer creates the one
+    :class:`~deeploy_core.compilation.Compilation` that every wrapper around it
+    shares; its keyword options are read into that compilation's typed
+    settings here, once.
     """
 
     platform_name: str = ""
 
     def __init__(self, **options: Any) -> None:
-        self.options: dict[str, Any] = dict(options)
-        self.allocator: Any = None
-        self.allocator_name: str = ""
-        self.host: Any = None
-        self.model: Any = None
+        settings, extension_options = read_deployer_options(options)
+        self._compilation = Compilation(platform_name=self.platform_name, settings=settings,
+                                        extension_options=extension_options)
+
+    @property
+    def compilation(self) -> Compilation:
+        """The state of this deployer's compile (created with the deployer)."""
+        return self._compilation
 
     @abc.abstractmethod
     def frontend(self) -> None:

@@ -7,17 +7,21 @@ implemented by the platform deployer deep inside.  A stage therefore never calls
 another stage itself; only the driver does.
 
 The driver also times each stage and hands the progress receiver of the
-running deployment to every stage and wrapper (:attr:`StageDriver.progress`),
-so long loops deep inside a stage can report without anyone setting
-attributes on the deployer from outside.
+running deployment to every stage and wrapper through the shared
+:class:`~deeploy_core.compilation.Compilation` (:attr:`StageDriver.progress`),
+so long loops deep inside a stage can report.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
+from os import PathLike
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol, runtime_checkable
 
 from deeploy_core.deployer.progress import SILENT_PROGRESS, Progress, ProgressLike, as_progress
+
+if TYPE_CHECKING:
+    from deeploy_core.compilation import Compilation
 
 STAGES: tuple[str, ...] = ("frontend", "lower", "parse", "bind", "generate")
 """Stage method names in the order the driver runs them."""
@@ -38,18 +42,20 @@ class StageDriver:
     """Mixin with the one method that runs every stage in order on ``self``."""
 
     stages: ClassVar[tuple[str, ...]] = STAGES
-    _deploy_progress: Progress
-    """The receiver of the running :meth:`deploy`, kept on the platform deployer (declared, never a class value,
-    so a wrapper's read of it falls through to the deployer it wraps)."""
+
+    @property
+    def compilation(self) -> Compilation:
+        """The compilation the whole chain shares (the platform deployer's; wrappers return their inner one's)."""
+        raise NotImplementedError
 
     @property
     def progress(self) -> Progress:
         """Where the running :meth:`deploy` reports to; silent outside a deployment.
 
-        The receiver is kept on the platform deployer, where a wrapper's
-        writes land, so every wrapper in the chain reads the same one.
+        The receiver is kept in the shared compilation, so every wrapper in
+        the chain reads the same one.
         """
-        return getattr(self.unwrap(), "_deploy_progress", SILENT_PROGRESS)
+        return self.compilation.progress
 
     def unwrap(self) -> Any:
         """The platform deployer at the bottom of the chain (both kinds of driver override this)."""
@@ -57,11 +63,11 @@ class StageDriver:
 
     def deploy(
         self,
-        model: Any,
+        model: str | PathLike[str],
         progress: ProgressLike = None,
         after_stage: Callable[[str, Any], None] | None = None,
     ) -> Any:
-        """Run all stages on ``model`` and return what the last stage returned.
+        """Run all stages on ``model`` (a path; kept as ``compilation.model``) and return what the last stage returned.
 
         ``progress`` (a :class:`~deeploy_core.deployer.progress.Progress` or a
         callback taking the stage name) is told each stage before it starts
@@ -71,9 +77,9 @@ class StageDriver:
         seconds of every stage go into ``timings["stages"]``, in stage order.
         """
         receiver = as_progress(progress)
-        platform_deployer = self.unwrap()
-        platform_deployer._deploy_progress = receiver
-        self.model = model
+        compilation = self.compilation
+        compilation.progress = receiver
+        compilation.model = str(model)
         seconds: dict[str, float] = {}
         result: Any = None
         try:
@@ -85,7 +91,7 @@ class StageDriver:
                 if after_stage is not None:
                     after_stage(stage, self)
         finally:
-            platform_deployer._deploy_progress = SILENT_PROGRESS
+            compilation.progress = SILENT_PROGRESS
         if isinstance(result, TimedResult):
             result.timings[STAGE_TIMINGS] = seconds
         return result

@@ -1,16 +1,22 @@
-"""Generic delegation for deployer wrappers (memory-level, tiler, …).
+"""Deployer wrappers (memory-level, tiler, …): behaviour added around a deployer without knowing its class.
 
-A wrapper adds behaviour around a deployer without knowing its class.  Reads of
-attributes the wrapper does not define fall through to the wrapped deployer;
-writes go to the platform deployer at the bottom unless the wrapper declares the
-attribute as its own in ``own_attributes``.  So all network state lives in one
-place, and no wrapper needs a hand-written list of attributes to re-export.
+A wrapper overrides the stages it cares about and calls ``self.inner.<stage>()``
+for the wrapped behaviour.  It holds no network state: everything a compile
+produces lives in the one :class:`~deeploy_core.compilation.Compilation` the
+platform deployer created, which every wrapper reaches through
+:attr:`DeployerWrapper.compilation`; what an extension computes for the others
+goes into ``compilation.results``, keyed by type.  A wrapper's own attributes
+are its configuration (a tiler's buffering scheme, its allocator) and stay on
+the wrapper.  There is no attribute delegation: reading or writing a name the
+wrapper does not define is an ordinary ``AttributeError``, so a typo never
+lands silently on another object.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
+from deeploy_core.compilation import Compilation
 from deeploy_core.deployer.base import Deployer
 from deeploy_core.deployer.stages import StageDriver
 
@@ -18,46 +24,46 @@ WrapperT = TypeVar("WrapperT")
 
 
 class DeployerWrapper(StageDriver):
-    """Wraps a :class:`Deployer` (or another wrapper) and delegates to it.
+    """Wraps a :class:`Deployer` (or another wrapper) and shares its compilation.
 
     Subclasses override stages and call ``self.inner.<stage>()`` for the
     wrapped behaviour; ``deploy`` runs every stage on the outermost wrapper.
     """
 
-    own_attributes: ClassVar[frozenset[str]] = frozenset()
-
     def __init__(self, inner: Deployer | DeployerWrapper) -> None:
         if not isinstance(inner, Deployer):
             raise TypeError(f"{type(self).__name__} must wrap a Deployer, got {type(inner).__name__}")
-        object.__setattr__(self, "_inner", inner)
+        self._inner = inner
 
     @property
     def inner(self) -> Deployer:
         """The deployer or wrapper directly inside this one."""
-        return object.__getattribute__(self, "_inner")
+        return self._inner
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "_inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+    @property
+    def compilation(self) -> Compilation:
+        """The compilation of the platform deployer at the bottom of the chain, shared by every wrapper."""
+        return self.inner.compilation
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if self._is_own_attribute(name):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.unwrap(), name, value)
+    def frontend(self) -> None:
+        """Unchanged: the wrapped deployer's ``frontend``."""
+        self.inner.frontend()
 
-    def __delattr__(self, name: str) -> None:
-        if self._is_own_attribute(name):
-            object.__delattr__(self, name)
-        else:
-            delattr(self.unwrap(), name)
+    def lower(self) -> None:
+        """Unchanged: the wrapped deployer's ``lower``."""
+        self.inner.lower()
 
-    @classmethod
-    def _is_own_attribute(cls, name: str) -> bool:
-        return any(name in getattr(klass, "own_attributes", ()) for klass in cls.__mro__) or isinstance(
-            getattr(cls, name, None), property
-        )
+    def parse(self) -> None:
+        """Unchanged: the wrapped deployer's ``parse``."""
+        self.inner.parse()
+
+    def bind(self) -> None:
+        """Unchanged: the wrapped deployer's ``bind``."""
+        self.inner.bind()
+
+    def generate(self) -> Any:
+        """Unchanged: the wrapped deployer's ``generate``."""
+        return self.inner.generate()
 
     def unwrap(self) -> Deployer:
         """The platform deployer at the bottom of the chain."""

@@ -8,9 +8,9 @@ tiler's business.  Level sizes can be overridden per compile (``--l1``).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from deeploy_core.deployer import Deployer, DeployerWrapper
+from deeploy_core.compilation import ExtensionOptions
+from deeploy_core.deployer.base import Deployer
+from deeploy_core.deployer.wrapper import DeployerWrapper
 from deeploy_core.ir import BufferKind, NetworkContext
 from deeploy_core.memory.hierarchy import MemoryHierarchy, load_hierarchy
 
@@ -24,22 +24,25 @@ def annotate_memory_levels(ctxt: NetworkContext, hierarchy: MemoryHierarchy) -> 
 
 
 class MemoryLevelDeployerWrapper(DeployerWrapper):
-    """Gives the deployer ``memory_hierarchy`` and annotates buffers with their home level after ``bind``.
+    """Puts the compile's :class:`MemoryHierarchy` into ``compilation.results`` and annotates buffers after ``bind``.
 
-    Options read from the deployer: ``memory_hierarchy_file`` (a YAML file that
-    replaces the plugin's hierarchy) and ``level_sizes`` (name → bytes).
+    Options it reads (:class:`~deeploy_core.compilation.ExtensionOptions`):
+    ``memory_hierarchy_file`` (a YAML file that replaces the plugin's
+    hierarchy) and ``level_sizes`` (name → bytes).  Readers of the hierarchy
+    ask for ``compilation.results[MemoryHierarchy]``.
     """
-
-    own_attributes: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, inner: Deployer | DeployerWrapper, hierarchy: MemoryHierarchy) -> None:
         super().__init__(inner)
-        options = self.options
-        if options.get("memory_hierarchy_file"):
-            hierarchy = load_hierarchy(options["memory_hierarchy_file"])
-        sizes = {name: int(size) for name, size in (options.get("level_sizes") or {}).items() if size is not None}
-        self.memory_hierarchy = hierarchy.with_sizes(sizes) if sizes else hierarchy
+        self.compilation.results[MemoryHierarchy] = self._configured(hierarchy, self.compilation.extension_options)
+
+    @staticmethod
+    def _configured(hierarchy: MemoryHierarchy, options: ExtensionOptions) -> MemoryHierarchy:
+        """The hierarchy this compile uses: the file's instead of the plugin's, with the sizes given."""
+        if options.memory_hierarchy_file is not None:
+            hierarchy = load_hierarchy(options.memory_hierarchy_file)
+        return hierarchy.with_sizes(options.level_sizes) if options.level_sizes else hierarchy
 
     def bind(self) -> None:
         self.inner.bind()
-        annotate_memory_levels(self.ctxt, self.memory_hierarchy)
+        annotate_memory_levels(self.compilation.ctxt, self.compilation.results[MemoryHierarchy])

@@ -1,11 +1,14 @@
-"""Saving and restoring a deployer's state between stages, without pickle.
+"""Saving and restoring a compilation's state between stages, without pickle.
 
 The state is split by nature: the graph as ONNX (``graph.onnx``), constant
 tensors as ``constants.npz`` (read with ``allow_pickle=False``), and everything
 else — buffers, layers with their chosen mapper, binding and operator
 representation, the memory plan — as ``state.json``.  Restoring re-resolves
 mappers and bindings by their labels in the platform's table, so a state file
-can never smuggle code into the compiler.
+can never smuggle code into the compiler.  What is saved is the core's part
+of the :class:`~deeploy_core.compilation.Compilation` the stages filled; a
+stage's product is saved once that stage has run (the network context and
+layers after ``parse``, the memory plan after ``bind``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 import onnx
 import onnx_graphsurgeon as gs
 
+from deeploy_core.compilation import Compilation
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import BufferKind, NetworkContext
 from deeploy_core.ir.dtypes import from_name
@@ -40,14 +44,19 @@ def _jsonable(value: Any) -> bool:
     return False
 
 
-def export_state(deployer: Any, directory: Path, stage: str) -> None:
-    """Write the state reached after ``stage`` into ``directory``."""
+def _parsed(compilation: Compilation) -> bool:
+    """Whether ``parse`` has run: it fills the context (every network has at least its inputs)."""
+    return next(iter(compilation.ctxt), None) is not None
+
+
+def export_state(compilation: Compilation, directory: Path, stage: str) -> None:
+    """Write the state ``compilation`` reached after ``stage`` into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    onnx.save(gs.export_onnx(deployer.graph), directory / "graph.onnx")
-    state: dict[str, Any] = {"version": STATE_VERSION, "stage": stage, "platform": deployer.platform.name,
-                             "warnings": list(deployer.warnings)}
-    ctxt: NetworkContext | None = getattr(deployer, "ctxt", None)
-    if ctxt is not None:
+    onnx.save(gs.export_onnx(compilation.graph), directory / "graph.onnx")
+    state: dict[str, Any] = {"version": STATE_VERSION, "stage": stage, "platform": compilation.platform_name,
+                             "warnings": list(compilation.warnings)}
+    ctxt = compilation.ctxt
+    if _parsed(compilation):
         constants = {f"c{index}": buffer.values for index, buffer in enumerate(ctxt) if buffer.values is not None}
         keys = {id(buffer.values): key for key, buffer in zip(constants, [b for b in ctxt if b.values is not None])}
         np.savez(directory / "constants.npz", **constants)
@@ -60,10 +69,9 @@ def export_state(deployer: Any, directory: Path, stage: str) -> None:
             }
             for b in ctxt
         ]
-    layers: list[Layer] | None = getattr(deployer, "layers", None)
-    if layers is not None:
+    if _parsed(compilation):
         state["layers"] = []
-        for layer in layers:
+        for layer in compilation.layers:
             representation = {k: v for k, v in layer.representation.items() if _jsonable(v)}
             if len(representation) != len(layer.representation):
                 raise DeeployError(f"layer {layer.name!r}: its operator representation is not plain data")
@@ -72,7 +80,7 @@ def export_state(deployer: Any, directory: Path, stage: str) -> None:
                 "binding": layer.mapper.bindings.index(layer.binding), "representation": representation,
                 "c_name": layer.c_name, "transients": layer.transients,
             })
-    plan: MemoryPlan | None = getattr(deployer, "memory_plan", None)
+    plan = compilation.memory_plan
     if plan is not None:
         state["memory_plan"] = {
             "arena_bytes": plan.arena_bytes, "lower_bound": plan.lower_bound, "allocator": plan.allocator,
@@ -82,16 +90,24 @@ def export_state(deployer: Any, directory: Path, stage: str) -> None:
     (directory / "state.json").write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def import_state(deployer: Any, directory: Path) -> str:
-    """Restore a state written by :func:`export_state` into ``deployer``; returns the stage it was taken after."""
+def import_state(compilation: Compilation, directory: Path) -> str:
+    """Restore a state written by :func:`export_state` into ``compilation``; returns the stage it was taken after.
+
+    The compilation must be a fresh one of the same platform, e.g. a new
+    platform deployer's ``compilation``.
+    """
     try:
         state = json.loads((directory / "state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise DeeployError(f"{directory}: cannot read state.json ({error})") from error
-    if state.get("version") != STATE_VERSION or state.get("platform") != deployer.platform.name:
+    if compilation.platform is None:
+        raise DeeployError(f"{directory}: restoring a state needs a platform described as data "
+                           f"({compilation.platform_name!r} is not)")
+    platform = compilation.platform
+    if state.get("version") != STATE_VERSION or state.get("platform") != platform.name:
         raise DeeployError(f"{directory}: state version {state.get('version')} for platform {state.get('platform')!r} does not fit")
-    deployer.graph = gs.import_onnx(onnx.load(str(directory / "graph.onnx")))
-    deployer.warnings = list(state.get("warnings", []))
+    compilation.graph = gs.import_onnx(onnx.load(str(directory / "graph.onnx")))
+    compilation.warnings = list(state.get("warnings", []))
     if "buffers" in state:
         with np.load(directory / "constants.npz", allow_pickle=False) as archive:
             constants = {key: archive[key] for key in archive.files}
@@ -103,12 +119,12 @@ def import_state(deployer: Any, directory: Path) -> str:
             buffer.c_name, buffer.producer, buffer.consumers = entry["c_name"], entry["producer"], entry["consumers"]
             buffer.offset, buffer.memory_level = entry["offset"], entry["memory_level"]
         ctxt.graph_inputs, ctxt.graph_outputs = state["graph_inputs"], state["graph_outputs"]
-        deployer.ctxt = ctxt
+        compilation.ctxt = ctxt
     if "layers" in state:
-        deployer.layers = _restore_layers(state["layers"], deployer.graph, deployer.platform)
+        compilation.layers = _restore_layers(state["layers"], compilation.graph, platform)
     if "memory_plan" in state:
         plan = state["memory_plan"]
-        deployer.memory_plan = MemoryPlan(
+        compilation.memory_plan = MemoryPlan(
             arena_bytes=plan["arena_bytes"], lower_bound=plan["lower_bound"], allocator=plan["allocator"],
             offsets=plan["offsets"], lifetimes={k: Lifetime(*v) for k, v in plan["lifetimes"].items()},
             sizes=plan.get("sizes", {}), alignment=int(plan.get("alignment", 1)),

@@ -47,6 +47,10 @@ class Platform:
     """Where the arena and the constants live (static arrays unless the platform says otherwise)."""
     parallelism: Any = None
     """How a cluster's cores share tiled layers (:class:`deeploy_core.tiling.parallel.ClusterParallelism`); None: one core."""
+    code_transformations: tuple[str, ...] = ()
+    """Installed code-transformation extensions this platform's chain always includes, by name, in order (the
+    user's ``--code-transformation`` names run after them); any other installed transformation runs only when
+    the user names it."""
 
     def mappers_for(self, op_type: str) -> list[tuple[Engine, NodeMapper]]:
         """Every (engine, mapper) that claims ``op_type``, in engine order."""

@@ -1,25 +1,30 @@
-"""Turn a finished deployer's memory plans into the plain data the memory plot draws.
+"""Turn a finished compilation's memory plans into the plain data the memory plot draws.
 
-The plot module knows nothing about deployers; this adapter is the one place
-that does. It reads the activation arena (every deployer has one) and, when a
-tiler wrapper placed tile buffers in a faster level, that level's map too, so
-``compile --plot`` shows every level the generated code uses.
+The plot module knows nothing about compilations; this adapter is the one
+place that does. It reads the activation arena (every compile has one) and,
+when a tiler placed tile buffers in a faster level, that level's map too
+(``compilation.results[TilingState]``), so ``compile --plot`` shows every
+level the generated code uses.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from deeploy_core.compilation import Compilation
+from deeploy_core.errors import DeeployError
+from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.report.memory_plot import PlotBlock, PlotLevel
+from deeploy_core.tiling.state import TilingState
 
-#: Name of the arena's level when the deployer has no memory hierarchy.
+#: Name of the arena's level when the compile has no memory hierarchy.
 ARENA_LEVEL_NAME = "arena"
 
 
-def arena_plot_level(deployer: Any) -> PlotLevel:
+def arena_plot_level(compilation: Compilation) -> PlotLevel:
     """The activation arena as one level: each buffer over its layer-step lifetime."""
-    plan = deployer.memory_plan
-    hierarchy = getattr(deployer, "memory_hierarchy", None)
+    plan = compilation.memory_plan
+    if plan is None:
+        raise DeeployError("the memory plot needs a compiled network (its arena is planned by bind)")
+    hierarchy = compilation.results.get(MemoryHierarchy)
     name = hierarchy.default_level if hierarchy is not None else ARENA_LEVEL_NAME
     capacity = hierarchy.level(name).size if hierarchy is not None else None
     blocks = tuple(
@@ -29,9 +34,10 @@ def arena_plot_level(deployer: Any) -> PlotLevel:
     return PlotLevel(name, capacity, blocks)
 
 
-def tiled_plot_levels(deployer: Any) -> list[PlotLevel]:
+def tiled_plot_levels(compilation: Compilation) -> list[PlotLevel]:
     """Levels a tiler filled with tables, tile buffers and scratch (none for an untiled compile)."""
-    level_maps = getattr(deployer, "level_maps", None) or {}
+    state = compilation.results.get(TilingState)
+    level_maps = state.level_maps if state is not None else {}
     return [
         PlotLevel(level_map.level, level_map.capacity,
                   tuple(PlotBlock(b.name, b.offset, b.size, b.start, b.end) for b in level_map.blocks))
@@ -39,6 +45,6 @@ def tiled_plot_levels(deployer: Any) -> list[PlotLevel]:
     ]
 
 
-def memory_plot_levels(deployer: Any) -> list[PlotLevel]:
-    """Every level of a deployed network, slowest first (arena level, then tiled levels)."""
-    return [arena_plot_level(deployer), *tiled_plot_levels(deployer)]
+def memory_plot_levels(compilation: Compilation) -> list[PlotLevel]:
+    """Every level of a compiled network, slowest first (arena level, then tiled levels)."""
+    return [arena_plot_level(compilation), *tiled_plot_levels(compilation)]

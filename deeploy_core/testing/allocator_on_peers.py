@@ -28,8 +28,11 @@ def arena_with(peer: PeerTest, allocator: str, host: PluginHost, platform: str =
     """
     deployer, generated = compile_model(
         peer.model, CompileOptions(platform=platform, input_types=peer.input_types(), allocator=allocator), host)
-    plan = deployer.memory_plan
-    blocks = tuple(AllocationBlock(name, life.first, life.end, max(deployer.ctxt[name].size_bytes, 1))
+    compilation = deployer.compilation  # the arena plan and the buffers, shared by the whole deployer chain
+    plan = compilation.memory_plan
+    if plan is None:
+        raise TypeError(f"platform {platform!r} left no arena plan in its compilation")
+    blocks = tuple(AllocationBlock(name, life.first, life.end, max(compilation.ctxt[name].size_bytes, 1))
                    for name, life in plan.lifetimes.items())
     problem = AllocationProblem(blocks, capacity=plan.arena_bytes)
     errors = find_allocation_errors(problem, AllocationSolution(plan.offsets))

@@ -1,6 +1,12 @@
 """The tiler deployer wrapper: tiles every layer into the compute level after ``bind``.
 
-It wraps a memory-aware deployer (one with ``memory_hierarchy``).  ``bind()``
+It wraps a memory-aware deployer (one whose memory level put a
+:class:`~deeploy_core.memory.MemoryHierarchy` into ``compilation.results``).
+What it computes goes into the compilation too: ``results[TilingSolution]``,
+``results[TilingState]`` (tiles, layouts, core splits, the compute level's
+map) and, for ``generate``, a code transformation per tiled layer
+(:class:`~deeploy_core.tiling.tiled_code.TiledLayerCode`) plus the level's
+declaration in the network's code additions.  ``bind()``
 tiles automatically; ``tile(tilingSolution, memoryMap)`` takes a solution and
 memory map exported from an earlier compile instead (both or neither) and
 reproduces its code exactly.  Every compile runs the correctness checks on
@@ -13,8 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from deeploy_core.allocation import (
     AllocationBlock,
@@ -25,20 +30,25 @@ from deeploy_core.allocation import (
     stack_in_order,
 )
 from deeploy_core.allocation.checked_solve import allocator_error, allocator_origin, solve_checked
-from deeploy_core.deployer import Deployer, DeployerWrapper
+from deeploy_core.deployer.base import Deployer
+from deeploy_core.deployer.wrapper import DeployerWrapper
 from deeploy_core.errors import DeeployError
-from deeploy_core.ir import BufferKind
+from deeploy_core.ir import BufferKind, NetworkContext
 from deeploy_core.lowering.split_reductions import SplitReductions
 from deeploy_core.mapping import Layer
-from deeploy_core.midend.memory_plan import align_up
+from deeploy_core.memory.hierarchy import MemoryHierarchy
+from deeploy_core.midend.memory_plan import MemoryPlan, align_up
 from deeploy_core.midend.parse import qualified_op
-from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, emit_tiled_layer, resident_inputs, table_columns
+from deeploy_core.platform import Platform
+from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, resident_inputs, table_columns
 from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS, UNTILED
 from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory, solve_tiling
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
 from deeploy_core.tiling.solution import LayerTiling, TilingSolution
+from deeploy_core.tiling.state import TilingState, TilingTimes
+from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
 
 BUFFERING_SLOTS = {"single": 1, "double": 2}
@@ -83,65 +93,99 @@ class TilingSolveStoppedError(DeeployError):
     """
 
 
-@dataclass
-class TilingTimes:
-    """Where the tiler's time went (seconds)."""
-
-    model_build: float = 0.0
-    solve: float = 0.0
-    allocation: float = 0.0
+__all__ = ["TilerDeployerWrapper", "TilingInfeasibleError", "TilingSolveStoppedError", "TilingState", "TilingTimes",
+           "expand_model_order"]
 
 
 class TilerDeployerWrapper(DeployerWrapper):
-    """Tiling for any memory-aware deployer; the state it computes lives on the platform deployer."""
+    """Tiling for any memory-aware deployer; what it computes goes into the shared compilation's results.
 
-    own_attributes: ClassVar[frozenset[str]] = frozenset({"buffering", "strategy", "seed", "time_limit", "tiler_name"})
+    Its own attributes are its configuration: the buffering scheme, strategy,
+    seed, time limit, name and allocator, plus the solution and memory map to
+    reuse, read from the compile's options in :meth:`_read_options`.
+    """
 
-    def __init__(self, inner: Deployer | DeployerWrapper, allocator: Any, buffering: str = "single",
+    def __init__(self, inner: Deployer | DeployerWrapper, allocator: object, buffering: str = "single",
                  strategy: str = "max", seed: int = 0, time_limit: float = 10.0, name: str = "tiler") -> None:
         super().__init__(inner)
-        if getattr(inner, "memory_hierarchy", None) is None:
+        if MemoryHierarchy not in self.compilation.results:
             raise DeeployError("the tiler needs a memory-aware deployer: choose a memory level (--memory-level)")
         if buffering not in BUFFERING_SLOTS:
             raise DeeployError(f"unknown buffering {buffering!r} (single or double)")
         # The tiler's own scheme, never a deployer option: one source of truth (--buffering only selects a tiler).
         self.buffering = buffering
-        self.strategy = self.options.get("tiling_strategy") or strategy
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
         self.allocator = allocator
+        self._read_options(strategy)
+
+    def _read_options(self, strategy: str) -> None:
+        """The one place the tiler reads the compile's options: its strategy and a tiling to reuse."""
+        options = self.compilation.extension_options
+        self.strategy = options.tiling_strategy or strategy
+        self.reused_solution: TilingSolution | None = options.tiling_solution
+        self.reused_memory_map: dict[str, dict[str, int]] | None = options.memory_map
 
     # -- stages ----------------------------------------------------------------------------------------
 
     def lower(self) -> None:
         self.inner.lower()
-        SplitReductions().apply_pass(self.graph, {})
+        SplitReductions().apply_pass(self.compilation.graph, {})
 
     def bind(self) -> None:
         self.inner.bind()
-        self.tile(self.options.get("tiling_solution"), self.options.get("memory_map"))
+        self.tile(self.reused_solution, self.reused_memory_map)
 
     def generate(self) -> Any:
-        code: dict[int, tuple[str, list[str]]] = {}
-        shared: dict[str, str] = {}
-        for tiled in self.tiled_layers:
-            layout = self.layer_layouts[tiled.layer.c_name]
-            prefix = f"{tiled.layer.c_name}_tiled"
-            code[tiled.layer.index] = emit_tiled_layer(
-                tiled, self.ctxt, layout, self.platform.transfers, self._level_pointer(), prefix, shared,
-                self.parallelism, self.layer_splits.get(tiled.layer.c_name))
-        self.layer_code = code
+        compilation, state, transfers = self.compilation, self.state, self.platform.transfers
+        code = TiledLayerCode(state, transfers, self._level_pointer(), self.parallelism)
+        for tiled in state.tiled_layers:
+            compilation.chain_contributions.setdefault(tiled.layer.index, []).append(code)
         level = self.compute_level
-        self.extra_headers = list(self.platform.transfers.headers)
-        self.extra_definitions = [
-            f"/* The {level} scratch memory: every tiled layer's tiles, tables and scratch ({self.level_peak} bytes). */",
-            self.platform.transfers.level_declaration.format(bytes=max(self.level_peak, 8), name=self._level_symbol()),
-        ]
+        compilation.code.headers.extend(transfers.headers)
+        compilation.code.definitions.extend([
+            f"/* The {level} scratch memory: every tiled layer's tiles, tables and scratch ({state.level_peak} bytes). */",
+            transfers.level_declaration.format(bytes=max(state.level_peak, 8), name=self._level_symbol()),
+        ])
         generated = self.inner.generate()
         generated.report["memory_levels"] = self.memory_level_report()
         generated.report["tiling"] = self.tiling_report()
-        generated.timings["tiling"] = {"model_build": self.tiling_times.model_build, "solve": self.tiling_times.solve,
-                                       "allocation": self.tiling_times.allocation}
+        generated.timings["tiling"] = {"model_build": state.times.model_build, "solve": state.times.solve,
+                                       "allocation": state.times.allocation}
         return generated
+
+    # -- the compilation's state, as the tiler reads it ------------------------------------------------
+
+    @property
+    def memory_hierarchy(self) -> MemoryHierarchy:
+        """The hierarchy the memory level chose for this compile (``compilation.results[MemoryHierarchy]``)."""
+        return self.compilation.results[MemoryHierarchy]
+
+    @property
+    def platform(self) -> Platform:
+        """The platform data; the tiler needs its transfer primitives and tile constraints."""
+        platform = self.compilation.platform
+        if platform is None:
+            raise DeeployError(f"tiler {self.tiler_name!r} needs a platform described as data "
+                               f"(deeploy_core.platform.Platform), which {self.compilation.platform_name!r} lacks")
+        return platform
+
+    @property
+    def ctxt(self) -> NetworkContext:
+        """The network context of this compile (``compilation.ctxt``)."""
+        return self.compilation.ctxt
+
+    @property
+    def state(self) -> TilingState:
+        """What :meth:`tile` computed (``compilation.results[TilingState]``)."""
+        return self.compilation.results[TilingState]
+
+    @property
+    def memory_plan(self) -> MemoryPlan:
+        """The home level's arena, planned by the platform deployer's ``bind``."""
+        plan = self.compilation.memory_plan
+        if plan is None:
+            raise DeeployError("tiling needs the arena plan of bind: run the stages in order (deploy)")
+        return plan
 
     # -- the seed's interface ----------------------------------------------------------------------------
 
@@ -152,7 +196,8 @@ class TilerDeployerWrapper(DeployerWrapper):
     @property
     def parallelism(self) -> ClusterParallelism | None:
         """The platform's cluster, if its cores share the tiles (None: one core runs everything)."""
-        return getattr(self.platform, "parallelism", None)
+        parallelism: ClusterParallelism | None = self.platform.parallelism
+        return parallelism
 
     @property
     def scratch_copies(self) -> int:
@@ -163,18 +208,18 @@ class TilerDeployerWrapper(DeployerWrapper):
         """Tile every layer: solve (or take ``tilingSolution``), build tiles, place them (or take ``memoryMap``)."""
         if (tilingSolution is None) != (memoryMap is None):
             raise DeeployError("tile() takes a tiling solution and a memory map together, or neither")
-        self.tiling_times = TilingTimes()
-        self.placement_orders = {}
+        state = TilingState()
+        self.compilation.results[TilingState] = state
         if tilingSolution is None:
             tilingSolution = self.computeTilingSolution()
         elif tilingSolution.buffering != self.buffering:
             raise DeeployError(f"the tiling to reuse was made with {tilingSolution.buffering} buffering but tiler "
                                f"{self.tiler_name!r} uses {self.buffering} buffering; use --buffering "
                                f"{tilingSolution.buffering} or drop --tiler")
-        self.tiling_solution = tilingSolution
-        self.tiled_layers = self.computeTilingSchedule(tilingSolution)
-        self.testTilingSolutionCorrectness(self.tiled_layers)
-        self.layer_layouts = self.computeMemoryMap(self.tiled_layers, memoryMap)
+        self.compilation.results[TilingSolution] = tilingSolution
+        state.tiled_layers = self.computeTilingSchedule(tilingSolution)
+        self.testTilingSolutionCorrectness(state.tiled_layers)
+        state.layouts = self.computeMemoryMap(state.tiled_layers, memoryMap)
         self.testMemoryMapCorrectness()
         self.annotateMemoryLevel()
         for name, entry in self.memory_level_report().items():
@@ -185,11 +230,11 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def tiled_candidates(self) -> list[Layer]:
         """Layers that run code (views cost nothing and are not tiled)."""
-        return [layer for layer in self.layers if "alias_of" not in layer.representation]
+        return [layer for layer in self.compilation.layers if "alias_of" not in layer.representation]
 
     def constraint_of(self, layer: Layer) -> TileConstraint:
         key = qualified_op(layer.node)
-        overrides = getattr(self.platform, "tile_constraints", {}) or {}
+        overrides = self.platform.tile_constraints or {}
         return overrides.get(key) or DEFAULT_TILE_CONSTRAINTS.get(key, UNTILED)
 
     def layer_models(self) -> list[LayerModel]:
@@ -263,9 +308,10 @@ class TilerDeployerWrapper(DeployerWrapper):
         co_optimising = self.allocator if isinstance(self.allocator, TilingModelAllocator) else None
         self.progress.task(f"tiling: solving {len(models)} layers")
         result = solve_tiling(models, self.strategy, self.seed, self.time_limit, co_optimising)
-        self.placement_orders = result.orders
-        self.tiling_times.model_build += built - started
-        self.tiling_times.solve += time.perf_counter() - built
+        state = self.state
+        state.placement_orders = result.orders
+        state.times.model_build += built - started
+        state.times.solve += time.perf_counter() - built
         if result.tiles is None:
             if result.status != "INFEASIBLE":
                 raise TilingSolveStoppedError(
@@ -285,7 +331,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         """
         models = models or self.layer_models()
         worst: tuple[MemoryNeed, LayerModel] | None = None
-        labels = {layer.c_name: self._layer_label(layer) for layer in self.layers}
+        labels = {layer.c_name: self._layer_label(layer) for layer in self.compilation.layers}
         for number, model in enumerate(models, 1):
             self.progress.step(number, len(models), f"diagnosing: {labels.get(model.name, model.name)}")
             need = minimum_memory(model, self.time_limit)
@@ -293,12 +339,12 @@ class TilerDeployerWrapper(DeployerWrapper):
                 worst = (need, model)
         assert worst is not None
         need, model = worst
-        layer = next(l for l in self.layers if l.c_name == model.name)
+        layer = next(l for l in self.compilation.layers if l.c_name == model.name)
         name = layer.name or f"#{layer.index}"
         if need.at_least <= self._capacity():
             return TilingInfeasibleError(
                 f"{self.compute_level}: no tiling of the network fits its {self._capacity()} bytes with allocator "
-                f"{self.allocator_name!r} placing the tiles, although each layer's tiles fit by size (the largest "
+                f"{self.compilation.allocator_name!r} placing the tiles, although each layer's tiles fit by size (the largest "
                 f"need, layer {name!r} ({layer.op_type}), is {need.at_least} bytes); try another allocator",
                 self.compute_level, None)
         largest = max(model.tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
@@ -322,10 +368,11 @@ class TilerDeployerWrapper(DeployerWrapper):
             if tiling is None:
                 raise DeeployError(f"the tiling solution has no entry for layer {layer.c_name!r} ({layer.name!r})")
             tiled_layers.append(build_tiles(layer, self.ctxt, self.constraint_of(layer), tiling.tile))
-        self.layer_splits: dict[str, LayerSplit] = {}
+        splits: dict[str, LayerSplit] = self.state.splits
+        splits.clear()
         if self.parallelism is not None:
             for tiled in tiled_layers:
-                self.layer_splits[tiled.layer.c_name] = split_layer(
+                splits[tiled.layer.c_name] = split_layer(
                     tiled, self.ctxt, self.constraint_of(tiled.layer), self.parallelism.cores)
         return tiled_layers
 
@@ -371,33 +418,34 @@ class TilerDeployerWrapper(DeployerWrapper):
                     sizes[f"in{index}"] = per_slot * (1 if index in resident else slots)
             for index, _ in enumerate([t for t in node.outputs if t.name]):
                 sizes[f"out{index}"] = align_up(max(tiled.output_tile_bytes(index, self.ctxt), 1), alignment) * slots
-            split = self.layer_splits.get(tiled.layer.c_name)
+            split = self.state.splits.get(tiled.layer.c_name)
             strides: dict[str, int] = {}
             for key in sorted({k for v in tiled.variants for k in v.scratch}):
                 sizes[f"scratch:{key}"] = max(v.scratch.get(key, 0) for v in tiled.variants)
                 if split is not None and split.scratch_stride(key):
                     strides[key] = align_up(split.scratch_stride(key), alignment)
-                    sizes[f"scratch:{key}"] = max(sizes[f"scratch:{key}"], strides[key] * self.parallelism.cores)
+                    sizes[f"scratch:{key}"] = max(sizes[f"scratch:{key}"], strides[key] * self.scratch_copies)
             blocks = tuple(AllocationBlock(name, 0, 1, align_up(max(size, 1), alignment)) for name, size in sizes.items())
             problem = AllocationProblem(blocks, self._capacity(), alignment)
             if memoryMap is not None:
                 offsets = {name: int(offset) for name, offset in memoryMap.get(tiled.layer.c_name, {}).items()}
                 if set(offsets) != set(sizes):
                     raise DeeployError(f"the memory map does not match layer {tiled.layer.name!r}'s buffers")
-            elif tiled.layer.c_name in self.placement_orders:
-                order = expand_model_order(self.placement_orders[tiled.layer.c_name], sorted(sizes))
+            elif tiled.layer.c_name in self.state.placement_orders:
+                order = expand_model_order(self.state.placement_orders[tiled.layer.c_name], sorted(sizes))
                 offsets = stack_in_order(order, {b.id: b.size for b in blocks}, {b.id: (0, 1) for b in blocks},
                                          alignment)
             else:
-                origin = allocator_origin(self.host, self.allocator_name)
-                solution = solve_checked(self.allocator, problem, self.allocator_name, origin)
+                allocator_name = self.compilation.allocator_name
+                origin = allocator_origin(self.compilation.host, allocator_name)
+                solution = solve_checked(self.allocator, problem, allocator_name, origin)
                 if not solution.feasible:
                     raise TilingInfeasibleError(
-                        f"{self.compute_level}: allocator {self.allocator_name!r} cannot place layer "
+                        f"{self.compute_level}: allocator {allocator_name!r} cannot place layer "
                         f"{tiled.layer.name!r}'s tiles: {solution.reason}")
                 errors = find_allocation_errors(problem, solution)
                 if errors:
-                    raise allocator_error(self.allocator_name, origin, ValueError(
+                    raise allocator_error(allocator_name, origin, ValueError(
                         f"invalid {self.compute_level} layout for layer {tiled.layer.name!r}: {errors[0]}"))
                 offsets = dict(solution.offsets)
             layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident, scratch_strides=strides)
@@ -416,14 +464,15 @@ class TilerDeployerWrapper(DeployerWrapper):
             for block in blocks:
                 level_blocks.append(MapBlock(f"{tiled.layer.c_name}/{block.id}", offsets[block.id], block.size,
                                              tiled.layer.index, tiled.layer.index + 1))
-        self.level_maps = {self.compute_level: LevelMap(self.compute_level, self._capacity(), level_blocks)}
-        self.level_peak = align_up(max((layout.peak for layout in layouts.values()), default=0), alignment)
-        self.tiling_times.allocation += time.perf_counter() - started
+        state = self.state
+        state.level_maps = {self.compute_level: LevelMap(self.compute_level, self._capacity(), level_blocks)}
+        state.level_peak = align_up(max((layout.peak for layout in layouts.values()), default=0), alignment)
+        state.times.allocation += time.perf_counter() - started
         return layouts
 
     def testMemoryMapCorrectness(self) -> None:
         """Each layer's blocks are disjoint, aligned and within the compute level."""
-        for level_map in self.level_maps.values():
+        for level_map in self.state.level_maps.values():
             by_time: dict[int, list[MapBlock]] = {}
             for block in level_map.blocks:
                 by_time.setdefault(block.start, []).append(block)
@@ -437,7 +486,7 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def annotateMemoryLevel(self) -> None:
         """Record on each layer which level its tiles live in (the buffers keep their home level)."""
-        for tiled in self.tiled_layers:
+        for tiled in self.state.tiled_layers:
             tiled.layer.representation.setdefault("tile_level", self.compute_level)
 
     def worstCaseBufferSize(self) -> dict[str, int]:
@@ -448,22 +497,24 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def memory_level_report(self) -> dict[str, dict[str, int | None]]:
         report: dict[str, dict[str, int | None]] = {}
+        state = self.state
         arena = self.memory_plan.arena_bytes
-        weights = sum(b.size_bytes for b in self.ctxt if b.kind is BufferKind.CONSTANT)
-        tables = sum(layout.table_bytes for layout in self.layer_layouts.values())
+        weights = sum(b.size_bytes for b in self.compilation.ctxt if b.kind is BufferKind.CONSTANT)
+        tables = sum(layout.table_bytes for layout in state.layouts.values())
         home = self.memory_hierarchy.default_level
         report[home] = {"capacity": self.memory_hierarchy.level(home).size, "arena": arena, "tables": tables,
                         "static": weights, "used": arena + tables + weights}
-        level_tables = max((layout.table_bytes for layout in self.layer_layouts.values()), default=0)
-        report[self.compute_level] = {"capacity": self._capacity(), "arena": self.level_peak, "tables": level_tables,
-                                      "static": 0, "used": self.level_peak, "buffering": self.buffering}
+        level_tables = max((layout.table_bytes for layout in state.layouts.values()), default=0)
+        report[self.compute_level] = {"capacity": self._capacity(), "arena": state.level_peak, "tables": level_tables,
+                                      "static": 0, "used": state.level_peak, "buffering": self.buffering}
         return report
 
     def tiling_report(self) -> dict[str, Any]:
+        state = self.state
         layers = []
-        for tiled in self.tiled_layers:
-            fetched, stored = bytes_moved(tiled, self.ctxt)
-            layout = self.layer_layouts[tiled.layer.c_name]
+        for tiled in state.tiled_layers:
+            fetched, stored = bytes_moved(tiled, self.compilation.ctxt)
+            layout = state.layouts[tiled.layer.c_name]
             layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
                            "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
@@ -472,9 +523,9 @@ class TilerDeployerWrapper(DeployerWrapper):
         return {
             "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,
             "compute_level": self.compute_level,
-            "solution": self.tiling_solution.to_json(),
+            "solution": self.compilation.results[TilingSolution].to_json(),
             "memory_map": {name: {block: offset for block, offset in self._layer_offsets(name).items()}
-                           for name in sorted(self.layer_layouts)},
+                           for name in sorted(state.layouts)},
             "layers": layers,
         }
 
@@ -490,7 +541,7 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def _cluster_entry(self, tiled: TiledLayer) -> dict[str, Any]:
         """Per-core work of a layer on a cluster (MACs, or output elements), predicted from its shares."""
-        split = self.layer_splits.get(tiled.layer.c_name)
+        split = self.state.splits.get(tiled.layer.c_name)
         if self.parallelism is None or split is None:
             return {}
         cores = self.parallelism.cores
@@ -501,7 +552,7 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def _layer_offsets(self, layer_name: str) -> dict[str, int]:
         prefix = f"{layer_name}/"
-        return {b.name[len(prefix):]: b.offset for b in self.level_maps[self.compute_level].blocks
+        return {b.name[len(prefix):]: b.offset for b in self.state.level_maps[self.compute_level].blocks
                 if b.name.startswith(prefix)}
 
     # -- helpers -----------------------------------------------------------------------------------------

@@ -164,10 +164,11 @@ def test_the_hook_reference_code_transformation_marks_every_layer(
     example = _hook_example("register_code_transformations")
     generic_c_host.add_plugin(example["MarkingPlugin"](), name="marking")
     generated = _compile_and_run(generic_c_host, docs_data, docs_inputs, docs_golden,
-                                 CompileOptions(platform="generic-c"))
+                                 CompileOptions(platform="generic-c", code_transformations=("mark-layers",)))
     network = generated.files["Network.c"]
     layers = generated.report["layers"]
     for layer in layers:
+        assert layer["code_transformations"] == ["memory-passthrough", "mark-layers", "closure"]
         starts = network.index(f"/* layer {layer['index']} starts */")
         assert starts < network.index(f"/* layer {layer['index']} ends */")
 

@@ -21,6 +21,7 @@ import onnx
 import pytest
 
 from deeploy_core.api import CompileOptions, compile_model, validate_model
+from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.loading import load_plugin_under_test
 from deeploy_core.testing.models import CONFORMANCE_MODELS
@@ -113,11 +114,11 @@ class MemoryLevelConformance(_HostMixin):
         path = _save("cnn", tmp_path)
         deployer, _ = compile_model(path, CompileOptions(platform=self.platform, memory_level=self.memory_level),
                                     tiling_host)
-        hierarchy = deployer.memory_hierarchy
+        hierarchy = deployer.compilation.results[MemoryHierarchy]
         names = {level.name for level in hierarchy.levels}
         assert hierarchy.default_level in names and hierarchy.compute_level in names
         assert hierarchy.path(hierarchy.default_level, hierarchy.compute_level)[-1] == hierarchy.compute_level
-        for buffer in deployer.ctxt:
+        for buffer in deployer.compilation.ctxt:
             assert buffer.memory_level in names, f"{buffer.name} has home level {buffer.memory_level!r}"
 
     def test_level_sizes_can_be_overridden(self, tiling_host: PluginHost, tmp_path: Path) -> None:
@@ -125,4 +126,4 @@ class MemoryLevelConformance(_HostMixin):
         options = CompileOptions(platform=self.platform, memory_level=self.memory_level,
                                  level_sizes={self.resizable: 12345})
         deployer, _ = compile_model(path, options, tiling_host)
-        assert deployer.memory_hierarchy.level(self.resizable).size == 12345
+        assert deployer.compilation.results[MemoryHierarchy].level(self.resizable).size == 12345

@@ -131,8 +131,9 @@ def test_state_after_bind_restores_and_generates_the_same_code(tmp_path: Path) -
     assert sorted(p.name for p in (out / "state").iterdir()) == ["1-frontend", "2-lower", "3-parse", "4-bind", "5-generate"]
     assert "pickle" not in (out / "state" / "4-bind" / "state.json").read_text()
     fresh = NetworkDeployer(generic_c_platform(), network_name="tiny")
-    fresh.allocator, fresh.allocator_name, fresh.model = FirstFitAllocator(), "first-fit", str(model)
-    assert import_state(fresh, out / "state" / "4-bind") == "bind"
+    compilation = fresh.compilation
+    compilation.allocator, compilation.allocator_name, compilation.model = FirstFitAllocator(), "first-fit", str(model)
+    assert import_state(compilation, out / "state" / "4-bind") == "bind"
     regenerated = fresh.generate()
     for name, text in regenerated.files.items():
         assert (out / name).read_text() == text, name

@@ -34,8 +34,9 @@ def test_matmul_add_becomes_gemm(tmp_path: Path, generic_c_host: PluginHost, run
     for shape in ((5,), (1, 5), (3, 5), (3, 1)):
         model = matmul_add(tmp_path, shape)
         deployer, generated = compile_model(model, CompileOptions(platform="generic-c"), generic_c_host)
-        assert [layer.op_type for layer in deployer.layers] == ["Gemm"], shape
-        assert deployer.lowering_results == {"lowering:generic-c": {"MatMulAddToGemm": 1}} or "MatMulAddToGemm" in str(deployer.lowering_results)
+        compilation = deployer.compilation
+        assert [layer.op_type for layer in compilation.layers] == ["Gemm"], shape
+        assert compilation.lowering_results == {"lowering:generic-c": {"MatMulAddToGemm": 1}} or "MatMulAddToGemm" in str(compilation.lowering_results)
         _, result = validate_model(model, CompileOptions(platform="generic-c"), generic_c_host, atol=1e-5, rtol=1e-5,
                                    cache_dir=runtime_cache)
         assert result.ok, (shape, [c.max_abs_error for c in result.comparisons])

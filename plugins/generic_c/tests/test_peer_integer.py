@@ -63,8 +63,8 @@ def test_requantised_chains_keep_no_int32_tensor_in_the_arena(peer, generic_c_ho
     deployer, generated = compile_model(
         peer.model, CompileOptions(platform="generic-c", input_types=peer.input_types()), generic_c_host
     )
-    ctxt = deployer.ctxt
-    fused = [layer for layer in deployer.layers if layer.op_type.startswith("Requantized")]
+    ctxt, layers = deployer.compilation.ctxt, deployer.compilation.layers
+    fused = [layer for layer in layers if layer.op_type.startswith("Requantized")]
     assert fused, "the chain was not fused"
     rows = {row["node"]: row for row in generated.report["layers"]}
     for layer in fused:
@@ -74,7 +74,7 @@ def test_requantised_chains_keep_no_int32_tensor_in_the_arena(peer, generic_c_ho
     int32_in_arena = [entry["name"] for entry in planned if ctxt[entry["name"]].dtype == INT32]
     producers = {ctxt[name].producer for name in int32_in_arena}
     assert not producers & {layer.name for layer in fused}
-    requant_inputs = {layer.input_names[0] for layer in deployer.layers if layer.op_type == "RequantShift"}
+    requant_inputs = {layer.input_names[0] for layer in layers if layer.op_type == "RequantShift"}
     assert not requant_inputs & set(int32_in_arena), "an int32 accumulator tensor feeds a RequantShift through the arena"
 
 

@@ -27,7 +27,7 @@ MISSING = "Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing
 @pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
 def test_arena_reaches_the_lower_bound_or_reports_the_gap(peer, minimalloc_host: PluginHost) -> None:
     deployer, memory = arena_with(peer, "minimalloc", minimalloc_host)
-    report = deployer.allocator.last_report
+    report = deployer.compilation.allocator.last_report
     assert report is not None and report.mode == "minimise"
     if memory["arena_bytes"] > memory["lower_bound_bytes"]:
         assert not report.reached_lower_bound and report.peak is not None

@@ -6,6 +6,7 @@ from typing import Any
 
 from deeploy_core.network import GeneratedNetwork, NetworkDeployer
 from deeploy_core.platform import Platform
+from deeploy_core.tiling.state import TilingState
 
 from deeploy_pulp_cluster.cost_model import CostModel, estimate_network
 
@@ -13,8 +14,9 @@ from deeploy_pulp_cluster.cost_model import CostModel, estimate_network
 class ClusterDeployer(NetworkDeployer):
     """Adds ``report["cluster"]`` (cores, level sizes) and ``report["estimate"]`` (the cost model, per layer).
 
-    The tiler wrapper keeps its state on this (the innermost) deployer, so the
-    tiles, layouts and core splits are read here after they are made.
+    The tiler puts its tiles, layouts and core splits into the compilation's
+    results (:class:`~deeploy_core.tiling.state.TilingState`), where the
+    estimate reads them once the network is generated.
     """
 
     def __init__(self, platform: Platform, cluster_sizes: dict[str, int], cost_model: CostModel | None = None,
@@ -27,8 +29,8 @@ class ClusterDeployer(NetworkDeployer):
         generated = super().generate()
         cores = self.platform.parallelism.cores
         generated.report["cluster"] = {"cores": cores, "level_sizes": self.cluster_level_sizes}
-        tiled_layers = getattr(self, "tiled_layers", None)
-        if tiled_layers is not None:
-            generated.report["estimate"] = estimate_network(tiled_layers, self.ctxt, self.layer_layouts,
-                                                            getattr(self, "layer_splits", {}), cores, self.cost_model)
+        tiling = self.compilation.results.get(TilingState)
+        if tiling is not None:
+            generated.report["estimate"] = estimate_network(tiling.tiled_layers, self.compilation.ctxt, tiling.layouts,
+                                                            tiling.splits, cores, self.cost_model)
         return generated

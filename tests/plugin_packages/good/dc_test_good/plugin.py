@@ -33,25 +33,23 @@ class ToyDeployer(Deployer):
 
     def generate(self) -> str:
         self.stage_log.append("generate")
-        return f"/* {self.model} */"
+        return f"/* {self.compilation.model} */"
 
 
 class ToyLevels(DeployerWrapper):
     def bind(self) -> None:
         self.inner.bind()
-        self.stage_log.append("annotate-levels")
+        self.unwrap().stage_log.append("annotate-levels")
 
 
 class ToyTiler(DeployerWrapper):
-    own_attributes = frozenset({"tiling_allocator"})
-
     def __init__(self, inner: Deployer, allocator: object) -> None:
         super().__init__(inner)
         self.tiling_allocator = allocator
 
     def bind(self) -> None:
         self.inner.bind()
-        self.stage_log.append("tile")
+        self.unwrap().stage_log.append("tile")
 
 
 class BumpAllocator:

@@ -1,0 +1,18 @@
+"""The typed state of a compilation: core fields, settings, options and per-extension results."""
+
+from deeploy_core.compilation.allocator import Allocator
+from deeploy_core.compilation.code_additions import CodeAdditions
+from deeploy_core.compilation.options import ExtensionOptions, read_deployer_options
+from deeploy_core.compilation.results import Results
+from deeploy_core.compilation.settings import CompileSettings
+from deeploy_core.compilation.state import Compilation
+
+__all__ = [
+    "Allocator",
+    "CodeAdditions",
+    "Compilation",
+    "CompileSettings",
+    "ExtensionOptions",
+    "Results",
+    "read_deployer_options",
+]

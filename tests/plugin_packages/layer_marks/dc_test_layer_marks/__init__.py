@@ -1,0 +1,1 @@
+"""Test plugin: code transformations that leave a visible, runnable trace in every layer."""
