@@ -39,7 +39,7 @@ def allocator_origin(host: Any, name: str) -> ExtensionOrigin | None:
     if host is None:
         return None
     try:
-        return host.registered("allocator", name).origin  # type: ignore[no-any-return]
+        return host.registered("allocator", name).origin
     except DeeployError:
         return None
 
@@ -69,4 +69,4 @@ def solve_checked(
     reason = malformed_solution(solution)
     if reason is not None:
         raise allocator_error(name, origin, TypeError(reason))
-    return solution  # type: ignore[no-any-return]
+    return solution

@@ -9,7 +9,9 @@ from deeploy_core.extensions import AllocatorExtension, MemoryLevelExtension, Ti
 from deeploy_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from deeploy_core.memory import MemoryHierarchy
+    from deeploy_core.deployer import Deployer, DeployerWrapper
+    from deeploy_core.memory import MemoryHierarchy, MemoryLevelDeployerWrapper
+    from deeploy_core.tiling.wrapper import TilerDeployerWrapper
 
 DEFAULT_ALLOCATOR = "first-fit"
 
@@ -44,10 +46,10 @@ def host_two_level_hierarchy() -> MemoryHierarchy:
     )
 
 
-def _two_level_wrapper(deployer: object) -> object:
+def _two_level_wrapper(deployer: Deployer | DeployerWrapper) -> MemoryLevelDeployerWrapper:
     from deeploy_core.memory import MemoryLevelDeployerWrapper
 
-    return MemoryLevelDeployerWrapper(deployer, host_two_level_hierarchy())  # type: ignore[arg-type]
+    return MemoryLevelDeployerWrapper(deployer, host_two_level_hierarchy())
 
 
 @hookimpl
@@ -57,11 +59,11 @@ def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> 
                                   description="L2 home (unbounded) + L1 compute scratch (64000 B) (built in)"))
 
 
-def _tiler(buffering: str, name: str) -> Callable[..., object]:
-    def make(deployer: object, allocator: object) -> object:
+def _tiler(buffering: str, name: str) -> Callable[[Deployer | DeployerWrapper, object], TilerDeployerWrapper]:
+    def make(deployer: Deployer | DeployerWrapper, allocator: object) -> TilerDeployerWrapper:
         from deeploy_core.tiling.wrapper import TilerDeployerWrapper
 
-        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, name=name)  # type: ignore[arg-type]
+        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, name=name)
 
     return make
 

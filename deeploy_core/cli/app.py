@@ -30,6 +30,11 @@ class DeeployGroup(click.Group):
             ctx.exit(error.exit_code)
 
 
+def _trace_to_stderr(text: str) -> None:
+    """Where ``--trace-plugins`` sends the host's trace lines: stderr, so stdout stays the command's own output."""
+    sys.stderr.write(text)
+
+
 @click.group(cls=DeeployGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="deeploy-core")
 @click.option("--no-plugins", is_flag=True, help="Load no installed plugins (built-ins stay).")
@@ -47,7 +52,7 @@ def cli(ctx: click.Context, no_plugins: bool, disabled: tuple[str, ...], trace_p
         environ=dict(os.environ),
         no_plugins=no_plugins,
         disabled=disabled,
-        trace=(lambda text: sys.stderr.write(text)) if trace_plugins else None,
+        trace=_trace_to_stderr if trace_plugins else None,
     )
 
 

@@ -43,7 +43,7 @@ def _process_alive(pid: int) -> bool:
 def remove_stale_staging(target: Path) -> list[Path]:
     """Staging folders of ``target`` left by processes that no longer run (removed); returns them."""
     pattern = re.compile(re.escape(_staging_prefix(target)) + r"(\d+)-")
-    stale = []
+    stale: list[Path] = []
     if not target.parent.is_dir():
         return stale
     for entry in sorted(target.parent.iterdir()):

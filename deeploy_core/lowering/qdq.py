@@ -122,8 +122,9 @@ class QDQToInteger(SubgraphTransformation):
     @staticmethod
     def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None]) -> bool:
         arity = 1 if node.op in ("AveragePool", "GlobalAveragePool") else 2
-        operands = dequantized[:arity]
-        if any(dq is None or _parameters(dq) is None for dq in operands) or not _per_tensor(operands[0]):
+        operands = [dq for dq in dequantized[:arity] if dq is not None]
+        if len(operands) != len(dequantized[:arity]) or any(_parameters(dq) is None for dq in operands) \
+                or not _per_tensor(operands[0]):
             return False
         if node.op in ("Add", "Mul"):
             return _per_tensor(operands[1])
@@ -160,10 +161,10 @@ class QDQToInteger(SubgraphTransformation):
             inputs.extend(_operand_tensors(dq))
         if node.op == "Gemm":  # QGemm's C comes before y_scale: an absent bias still takes its (empty) slot
             has_bias = len(node.inputs) > 2 and bool(node.inputs[2].name)
-            inputs.append(dequantized[2].inputs[0] if has_bias else gs.Variable.empty())
+            inputs.append(_bias_values(dequantized) if has_bias else gs.Variable.empty())
         inputs.extend(_operand_tensors(quantize)[1:])
         if node.op == "Conv" and len(node.inputs) > 2 and node.inputs[2].name:
-            inputs.append(dequantized[2].inputs[0])
+            inputs.append(_bias_values(dequantized))
         attrs = {k: v for k, v in node.attrs.items() if k != "beta"}
         fused = gs.Node(op, name=f"{node.name}_integer", attrs=attrs, inputs=inputs, outputs=[quantize.outputs[0]])
         fused.domain = domain or None
@@ -180,6 +181,14 @@ def _operand_tensors(qdq: gs.Node) -> list[gs.Tensor]:
     zero = qdq.inputs[2] if len(qdq.inputs) > 2 and qdq.inputs[2].name else gs.Constant(
         f"{qdq.name}_zero_point", np.zeros((), np.uint8))
     return [qdq.inputs[0] if qdq.op == "DequantizeLinear" else qdq.outputs[0], qdq.inputs[1], zero]
+
+
+def _bias_values(dequantized: list[gs.Node | None]) -> gs.Tensor:
+    """The int32 constant behind the bias's DequantizeLinear, which :meth:`can_be_applied` found there."""
+    bias = dequantized[2]
+    if bias is None:
+        raise ValueError("the bias of a fused QDQ node has no DequantizeLinear producer")
+    return bias.inputs[0]
 
 
 def _matrices_with_shared_batch(node: gs.Node) -> bool:
@@ -209,7 +218,7 @@ def _full_area_windows(node: gs.Node) -> bool:
     return not padded or bool(int(node.attrs.get("count_include_pad", 0)))
 
 
-def _bias_applies(bias: gs.Tensor, operands: list[gs.Node | None]) -> bool:
+def _bias_applies(bias: gs.Tensor, operands: list[gs.Node]) -> bool:
     """A bias qualifies when it is int32 with zero point 0 and scale s_in · s_w, as quantizers emit it."""
     dq = _producer(bias, "DequantizeLinear")
     if dq is None or not isinstance(dq.inputs[0], gs.Constant) or np.asarray(dq.inputs[0].values).dtype != np.int32:
@@ -217,6 +226,9 @@ def _bias_applies(bias: gs.Tensor, operands: list[gs.Node | None]) -> bool:
     parameters = _parameters(dq)
     if parameters is None or np.any(parameters[1] != 0):
         return False
-    x_scale, w_scale = (np.asarray(_parameters(op)[0], np.float64) for op in operands)  # type: ignore[index]
+    scales = [np.asarray(found[0], np.float64) for found in map(_parameters, operands) if found is not None]
+    if len(scales) != 2:
+        return False
+    x_scale, w_scale = scales
     expected = (x_scale.reshape(-1)[0] * w_scale.reshape(-1)).astype(np.float32)
     return bool(np.allclose(np.asarray(parameters[0], np.float32).reshape(-1), expected, rtol=1e-6, atol=0))

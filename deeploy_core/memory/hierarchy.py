@@ -70,8 +70,10 @@ class MemoryHierarchy:
             current = queue.popleft()
             if current == target:
                 chain = [current]
-                while previous[chain[-1]] is not None:
-                    chain.append(previous[chain[-1]])  # type: ignore[arg-type]
+                before = previous[current]
+                while before is not None:
+                    chain.append(before)
+                    before = previous[before]
                 return chain[::-1]
             for neighbour in sorted(self.level(current).neighbourNames):
                 if neighbour not in previous:

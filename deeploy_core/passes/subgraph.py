@@ -130,12 +130,13 @@ class OpChainPattern(SubgraphTransformation):
     duplicating work or losing a value someone else reads.  Candidates are
     yielded in the order of their first node in ``graph.nodes``.
 
-    Subclasses set :attr:`pattern` and implement :meth:`apply`;
+    Subclasses set :attr:`pattern` (on the class, or per instance when one
+    class serves several chains) and implement :meth:`apply`;
     :meth:`can_be_applied` accepts every chain unless overridden.
     """
 
     #: Op types of the chain, first to last.
-    pattern: ClassVar[tuple[str, ...]] = ()
+    pattern: tuple[str, ...] = ()
 
     def find_candidates(self, graph: gs.Graph) -> Iterator[Subgraph]:
         if not self.pattern:

@@ -68,7 +68,7 @@ class VisitorPass(Pass[gs.Graph]):
         """The bound method that handles ``node``."""
         method = getattr(self, "visit_" + _NOT_IDENTIFIER.sub("_", node.op), None)
         if callable(method):
-            return method  # type: ignore[no-any-return]
+            return method
         return self.generic_visit
 
     def generic_visit(self, graph: gs.Graph, node: gs.Node) -> Any | None:

@@ -121,7 +121,7 @@ def compile_digest(peer: PeerTest, configuration: Configuration, host: PluginHos
     sizes = dict(setup.level_sizes)
     l2: int | None = None
     while True:
-        options = CompileOptions(platform=setup.platform, input_types=peer.input_types(),  # type: ignore[arg-type]
+        options = CompileOptions(platform=setup.platform, input_types=peer.input_types(),
                                  level_sizes={**sizes, **({"L2": l2} if l2 else {})}, buffering=setup.buffering,
                                  allocator=configuration.allocator)
         try:

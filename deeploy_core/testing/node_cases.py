@@ -13,10 +13,14 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+if TYPE_CHECKING:
+    from onnx.backend.test.case.test_case import TestCase
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,7 @@ class NodeCase:
 
 
 @lru_cache(maxsize=1)
-def _all_cases() -> tuple[object, ...]:
+def _all_cases() -> tuple[TestCase, ...]:
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings():
@@ -79,17 +83,18 @@ def float32_node_cases(op_types: set[str]) -> list[NodeCase]:
     """Single-node cases of ``op_types`` whose runtime tensors are all float32, in name order."""
     cases = []
     for case in _all_cases():
-        model = getattr(case, "model", None)
+        model = case.model
         if model is None or len(model.graph.node) != 1 or model.graph.node[0].op_type not in op_types:
             continue
         if model.graph.node[0].domain not in ("", "ai.onnx"):
             continue
-        for index, (inputs, outputs) in enumerate(case.data_sets):
+        data_sets = case.data_sets or ()
+        for index, (inputs, outputs) in enumerate(data_sets):
             frozen, runtime = _freeze_parameters(model, list(inputs))
             arrays = [np.asarray(a) for a in outputs]
             if any(a.dtype != np.float32 for a in [*runtime.values(), *arrays]) or not runtime:
                 continue
-            suffix = f"#{index}" if len(case.data_sets) > 1 else ""
+            suffix = f"#{index}" if len(data_sets) > 1 else ""
             cases.append(
                 NodeCase(case.name + suffix, model.graph.node[0].op_type, frozen, runtime, arrays,
                          float(case.rtol), float(case.atol))

@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deeploy_core.ir.dtypes import DataType
 
 PEER_TESTS_VARIABLE = "DEEPLOY_CORE_PEER_TESTS"
 
@@ -33,7 +37,7 @@ class PeerTest:
         """Deeploy's FP32 tests; all others are integer networks exported with float-typed tensors."""
         return "/FP32/" in f"/{self.name}/"
 
-    def input_types(self) -> dict[str, object]:
+    def input_types(self) -> dict[str, DataType]:
         """Input element types by Deeploy's rule for test data (see the MANIFEST): empty for float tests."""
         if self.is_float:
             return {}

@@ -39,7 +39,7 @@ def register_plugin(plugin_host: PluginHost) -> Callable[..., PluginRecord]:
         version: str = "",
         expect_failure: bool = False,
     ) -> PluginRecord:
-        plugin_name = name or getattr(plugin, "__name__", type(plugin).__name__)
+        plugin_name = name or str(getattr(plugin, "__name__", type(plugin).__name__))
         plugin_host.add_plugin(plugin, name=plugin_name, distribution=distribution, version=version)
         record = plugin_host.record(plugin_name)
         return record if expect_failure else require_loaded(record)

@@ -81,13 +81,13 @@ def _product(model: cp_model.CpModel, factors: list[cp_model.IntVar | int], boun
         return constant
     current: cp_model.IntVar = variables[0]
     for index, factor in enumerate(variables[1:]):
-        nxt = model.NewIntVar(1, max(1, bound), f"{label}_p{index}")
-        model.AddMultiplicationEquality(nxt, [current, factor])
+        nxt = model.new_int_var(1, max(1, bound), f"{label}_p{index}")
+        model.add_multiplication_equality(nxt, [current, factor])
         current = nxt
     if constant == 1:
         return current
-    scaled = model.NewIntVar(constant, max(constant, bound * constant), f"{label}_c")
-    model.Add(scaled == constant * current)
+    scaled = model.new_int_var(constant, max(constant, bound * constant), f"{label}_c")
+    model.add(scaled == constant * current)
     return scaled
 
 
@@ -111,11 +111,11 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
     choices: dict[int, tuple[cp_model.IntVar, list[int]]] = {}
     for axis in layer.free_axes:
         options = tile_options(layer.out_shape[axis])
-        choice = model.NewIntVar(0, len(options) - 1, f"L{index}_i{axis}")
-        count = model.NewIntVar(1, options[-1][0], f"L{index}_n{axis}")
-        tile = model.NewIntVar(1, options[0][1], f"L{index}_t{axis}")
-        model.AddElement(choice, [n for n, _ in options], count)
-        model.AddElement(choice, [t for _, t in options], tile)
+        choice = model.new_int_var(0, len(options) - 1, f"L{index}_i{axis}")
+        count = model.new_int_var(1, options[-1][0], f"L{index}_n{axis}")
+        tile = model.new_int_var(1, options[0][1], f"L{index}_t{axis}")
+        model.add_element(choice, [n for n, _ in options], count)
+        model.add_element(choice, [t for _, t in options], tile)
         variables.tiles[axis] = tile
         variables.choices.append(choice)
         choices[axis] = (choice, [t for _, t in options])
@@ -127,13 +127,13 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
         extents: list[cp_model.IntVar | int] = []
         for extent_index, extent in enumerate(tensor.extents):
             if extent.axis is None or extent.axis not in choices:
-                tile = layer.out_shape[extent.axis] if extent.axis is not None else 0
-                extents.append(extent.full if extent.axis is None else min(extent.full, extent.scale * tile + extent.offset))
+                whole = layer.out_shape[extent.axis] if extent.axis is not None else 0
+                extents.append(extent.full if extent.axis is None else min(extent.full, extent.scale * whole + extent.offset))
                 continue
             choice, sizes = choices[extent.axis]
-            table = [max(1, min(extent.full, extent.scale * size + extent.offset)) for size in sizes]
-            value = model.NewIntVar(min(table), max(table), f"L{index}_x{tensor_index}_{extent_index}")
-            model.AddElement(choice, table, value)
+            extent_sizes = [max(1, min(extent.full, extent.scale * size + extent.offset)) for size in sizes]
+            value = model.new_int_var(min(extent_sizes), max(extent_sizes), f"L{index}_x{tensor_index}_{extent_index}")
+            model.add_element(choice, extent_sizes, value)
             extents.append(value)
         bound = math.prod(e.full for e in tensor.extents) if tensor.extents else 1
         elements = _product(model, extents, bound, f"L{index}_x{tensor_index}")
@@ -143,7 +143,7 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
         variables.blocks.append(ModelBlock(tensor.block or tensor.name, index, index + 1, term, largest))
     table = 4 * layer.table_columns * variables.count
     extra = layer.extra_bytes + (layer.alignment - 1)
-    variables.memory = sum(terms) + table + extra  # type: ignore[assignment]
+    variables.memory = sum(terms) + table + extra
     variables.blocks.append(ModelBlock(TABLE_BLOCK, index, index + 1, table, 4 * layer.table_columns * max_tiles))
     variables.blocks.append(ModelBlock(EXTRA_BLOCK, index, index + 1, extra, extra))
     return variables
@@ -176,30 +176,30 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
         if allocator is not None:
             placements[layer.name] = allocator.add_to_tiling_model(model, variables.blocks, layer.budget, f"L{index}")
         else:
-            model.Add(variables.memory <= layer.budget)
+            model.add(variables.memory <= layer.budget)
         per_layer.append(variables)
     counts = [v.count for v in per_layer]
     choices = [choice for v in per_layer for choice in v.choices]
     if choices:  # options are sorted by tile count: try the fewest tiles first (or the most, for "min")
-        model.AddDecisionStrategy(choices, cp_model.CHOOSE_FIRST,
-                                  cp_model.SELECT_MAX_VALUE if strategy == "min" else cp_model.SELECT_MIN_VALUE)
+        model.add_decision_strategy(choices, cp_model.CHOOSE_FIRST,
+                                    cp_model.SELECT_MAX_VALUE if strategy == "min" else cp_model.SELECT_MIN_VALUE)
     if strategy == "min":
-        model.Maximize(sum(counts))
+        model.maximize(sum(counts))
     elif strategy == "random-max":
         rng = random.Random(seed)
-        model.Minimize(sum(rng.randint(1, 8) * c for c in counts))
+        model.minimize(sum(rng.randint(1, 8) * c for c in counts))
     else:
-        model.Minimize(sum(counts))
+        model.minimize(sum(counts))
     status, solver = _solve(model, seed, time_limit)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         # INFEASIBLE is a proof; UNKNOWN means the limit came first, which callers must not report as infeasible.
-        return CpResult(None, solver.StatusName(status), solver.WallTime())
+        return CpResult(None, solver.status_name(status), solver.wall_time)
     tiles = {
-        layer.name: {axis: int(solver.Value(var)) for axis, var in sorted(v.tiles.items())}
+        layer.name: {axis: int(solver.value(var)) for axis, var in sorted(v.tiles.items())}
         for layer, v in zip(layers, per_layer)
     }
     orders = {name: placement.order(solver) for name, placement in placements.items()}
-    return CpResult(tiles, solver.StatusName(status), solver.WallTime(), solver.ObjectiveValue(), orders)
+    return CpResult(tiles, solver.status_name(status), solver.wall_time, solver.objective_value, orders)
 
 
 @dataclass(frozen=True)
@@ -219,16 +219,16 @@ def minimum_memory(layer: LayerModel, time_limit: float = 5.0) -> MemoryNeed:
     """The least memory the layer can be tiled into (its budget ignored), for infeasibility diagnosis."""
     model = cp_model.CpModel()
     variables = _add_layer(model, layer, 0)
-    bound = model.NewIntVar(0, 2**40, "memory")
-    model.Add(bound == variables.memory)
-    model.Minimize(bound)
+    bound = model.new_int_var(0, 2**40, "memory")
+    model.add(bound == variables.memory)
+    model.minimize(bound)
     status, solver = _solve(model, 0, time_limit)
     if status == cp_model.OPTIMAL:
-        return MemoryNeed(int(solver.Value(bound)), True)
-    return MemoryNeed(max(0, math.ceil(solver.BestObjectiveBound())), False)
+        return MemoryNeed(int(solver.value(bound)), True)
+    return MemoryNeed(max(0, math.ceil(solver.best_objective_bound)), False)
 
 
-def _solve(model: cp_model.CpModel, seed: int, time_limit: float) -> tuple[int, cp_model.CpSolver]:
+def _solve(model: cp_model.CpModel, seed: int, time_limit: float) -> tuple[cp_model.CpSolverStatus, cp_model.CpSolver]:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
@@ -236,4 +236,4 @@ def _solve(model: cp_model.CpModel, seed: int, time_limit: float) -> tuple[int, 
     # CP-SAT would otherwise take SIGINT over during a solve, end the search as if its limit had been reached and
     # return a status the caller might take for infeasibility; the command line handles interrupts itself.
     solver.parameters.catch_sigint_signal = False
-    return solver.Solve(model), solver
+    return solver.solve(model), solver

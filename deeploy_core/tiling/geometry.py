@@ -434,8 +434,10 @@ class AlongAxes(TileConstraint):
         if self.kind == "layernorm":
             return set(range(int(node.attrs.get("axis", -1)) % rank, rank)), True
         axes = node.attrs.get("axes")
-        if axes is None and len(node.inputs) > 1 and node.inputs[1].name and ctxt[node.inputs[1].name].values is not None:
-            axes = [int(a) for a in ctxt[node.inputs[1].name].values.reshape(-1)]
+        if axes is None and len(node.inputs) > 1 and node.inputs[1].name:
+            constant = ctxt[node.inputs[1].name].values
+            if constant is not None:
+                axes = [int(a) for a in constant.reshape(-1)]
         reduced = set(range(rank)) if not axes else {int(a) % rank for a in axes}
         return reduced, bool(int(node.attrs.get("keepdims", 1)))
 

@@ -105,7 +105,9 @@ class GraphBuilder:
         """Append ``op`` with a fresh output; its shape comes from ONNX shape inference."""
         names = [item.name if isinstance(item, Tensor) else item for item in inputs]
         output = self.fresh(op.lower())
-        node = helper.make_node(op, names, [output], name=self.fresh(f"n_{op.lower()}"), **attributes)
+        node = helper.make_node(op, names, [output], name=self.fresh(f"n_{op.lower()}"))
+        node.attribute.extend(helper.make_attribute(key, value) for key, value in sorted(attributes.items())
+                              if value is not None)
         shape = self._infer(node)
         self.nodes.append(node)
         self._shapes[output] = shape

@@ -60,7 +60,11 @@ class FuzzGraph:
 
     def describe(self) -> str:
         """One line per node: op, inputs, outputs, attributes (for failure reports)."""
-        return "\n".join(onnx.helper.printable_node(node) for node in self.model.graph.node)
+        lines = []
+        for node in self.model.graph.node:
+            printed = onnx.helper.printable_node(node)  # (text, subgraphs) only when asked for subgraphs=True
+            lines.append(printed if isinstance(printed, str) else printed[0])
+        return "\n".join(lines)
 
 
 @st.composite

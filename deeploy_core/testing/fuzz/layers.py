@@ -92,7 +92,7 @@ def binary_constant(draw: st.DrawFn, b: GraphBuilder, t: Tensor, may_expand: boo
     b.note(f"{op}:constant-rank{len(shape)}")
     if math.prod(shape) > 1 and math.prod(np.broadcast_shapes(shape, t.shape)) > t.numel:
         b.note(f"{op}:broadcasts-variable")
-    operands = [constant, t] if draw(st.booleans()) else [t, constant]
+    operands: list[str | Tensor] = [constant, t] if draw(st.booleans()) else [t, constant]
     return b.node(op, operands)
 
 
@@ -121,6 +121,8 @@ def conv(draw: st.DrawFn, b: GraphBuilder, t: Tensor) -> Tensor:
     out_channels = group * draw(st.integers(1, max(1, budget // group)))
     attributes = window_attributes(draw, b, spatial, "Conv", dilations=True)
     kernel = attributes["kernel_shape"]
+    if not isinstance(kernel, list):  # window_attributes draws the kernel as a list of ints, one per spatial axis
+        raise TypeError(f"window_attributes gave kernel_shape {kernel!r}, expected a list")
     weights = b.weights((out_channels, channels // group, *kernel), channels // group * math.prod(kernel))
     inputs: list[str | Tensor] = [t, weights]
     if draw(st.booleans()):

@@ -117,9 +117,9 @@ class _Rewrite:
         return [self.constant(q.scale, f"{stem}_scale"), self.constant(q.zero_point, f"{stem}_zero_point")]
 
     def dequantize(self, integer: str, q: Quantisation, output: str) -> str:
-        attributes = {"axis": q.axis} if q.axis is not None else {}
+        # make_node leaves out attributes given as None: a per-tensor quantisation has no axis
         self.nodes.append(helper.make_node("DequantizeLinear", [integer, *self.parameters(q, integer)], [output],
-                                           name=f"dq_{output}", **attributes))
+                                           name=f"dq_{output}", axis=q.axis))
         return output
 
     def quantize_activation(self, name: str, q: Quantisation) -> None:
@@ -187,7 +187,8 @@ def _is_bias(node: onnx.NodeProto, index: int, values: np.ndarray) -> bool:
 def _rewrite_node(draw: st.DrawFn, rewrite: _Rewrite, node: onnx.NodeProto,
                   constants: dict[str, onnx.TensorProto], ranges: dict[str, tuple[float, float]]) -> None:
     """Copy ``node`` reading dequantised inputs, and quantise-dequantise its output (parameters drawn or shared)."""
-    inputs, weight_params = [], {}
+    inputs: list[str] = []
+    weight_params: dict[int, Quantisation] = {}
     for index, name in enumerate(node.input):
         if not name:
             inputs.append(name)

@@ -9,8 +9,8 @@ from deeploy_core.mapping.alias import ALIAS_MAPPERS
 from deeploy_core.platform import Engine, Platform, RuntimeLibrary
 from deeploy_core.tiling.transfers import HOST_MEMCPY
 from deeploy_generic_c.lowering import generic_c_lowering
+from deeploy_generic_c.names import PLATFORM_NAME
 from deeploy_generic_c.ops import collect_mappers
-from deeploy_generic_c.plugin import PLATFORM_NAME
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 

@@ -6,8 +6,7 @@ from typing import Any, Callable
 
 from deeploy_core import PlatformExtension, hookimpl
 from deeploy_core.network import NetworkDeployer
-
-PLATFORM_NAME = "generic-c"
+from deeploy_generic_c.names import PLATFORM_NAME
 
 
 def make_deployer(**options: Any) -> NetworkDeployer:

@@ -103,13 +103,16 @@ class MiniMallocAllocator:
                                        or node_limit < 1):
             raise DeeployError(f"minimalloc: node_limit must be a positive integer or None, got {node_limit!r}")
         self.backend = resolve_backend(backend)
+        budget: int | None
         if minimise_budget is _DEFAULT:
-            minimise_budget = MINIMISE_NODE_BUDGET[self.backend]
-        if minimise_budget is not None and (isinstance(minimise_budget, bool)
-                                            or not isinstance(minimise_budget, int) or minimise_budget < 1):
+            budget = MINIMISE_NODE_BUDGET[self.backend]
+        elif minimise_budget is None or (isinstance(minimise_budget, int) and not isinstance(minimise_budget, bool)
+                                         and minimise_budget >= 1):
+            budget = minimise_budget
+        else:
             raise DeeployError(f"minimalloc: minimise_budget must be a positive integer or None, "
                                f"got {minimise_budget!r}")
-        self.minimise_budget: int | None = minimise_budget  # type: ignore[assignment]
+        self.minimise_budget = budget
         self.time_limit = time_limit
         self.mode = mode
         self.node_limit = node_limit

@@ -135,8 +135,8 @@ class PythonSearch:
         while True:
             limit *= 2
             last_round = self.node_limit is not None and limit >= self.node_limit
-            if last_round:
-                limit = self.node_limit  # type: ignore[assignment]
+            if self.node_limit is not None:
+                limit = min(limit, self.node_limit)
             for heuristic in self.heuristics:
                 self.nodes_remaining = limit
                 status = self._solve_partitions(heuristic)

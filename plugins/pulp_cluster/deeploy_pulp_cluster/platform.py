@@ -13,7 +13,7 @@ from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.ops import collect_mappers
 from deeploy_generic_c.platform import RUNTIME_DIR as GENERIC_RUNTIME_DIR
 
-from deeploy_pulp_cluster.plugin import PLATFORM_NAME
+from deeploy_pulp_cluster.names import PLATFORM_NAME
 from deeploy_pulp_cluster.transfers import CLUSTER_DMA
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"

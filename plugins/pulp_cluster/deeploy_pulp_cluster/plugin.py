@@ -8,8 +8,8 @@ from deeploy_core import MemoryLevelExtension, PlatformExtension, hookimpl
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import NetworkDeployer
 
-PLATFORM_NAME = "pulp-cluster"
-MEMORY_LEVEL_NAME = "pulp-l3-l2-l1"
+from deeploy_pulp_cluster.names import MEMORY_LEVEL_NAME, PLATFORM_NAME
+
 VERSION = "0.1.0"
 MAX_CORES = 16
 """The emulator's limit (PULP_MAX_CORES in pulp_hal.h)."""

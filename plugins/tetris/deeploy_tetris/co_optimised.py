@@ -32,7 +32,7 @@ class _AddressOrder:
     addresses: tuple[tuple[str, cp_model.IntVar], ...]
 
     def order(self, solver: cp_model.CpSolver) -> list[str]:
-        return [name for _, name in sorted((solver.Value(var), name) for name, var in self.addresses)]
+        return [name for _, name in sorted((solver.value(var), name) for name, var in self.addresses)]
 
 
 class TetrisCoOptAllocator:
@@ -68,26 +68,26 @@ class TetrisCoOptAllocator:
         top = hint_peak if problem.capacity is None else max(hint_peak, problem.capacity)
         model = cp_model.CpModel()
         x_intervals, y_intervals, slots = [], [], {}
-        peak = model.NewIntVar(problem.lower_bound(), top, "peak")
+        peak = model.new_int_var(problem.lower_bound(), top, "peak")
         for index, block in enumerate(sorted(problem.blocks, key=lambda b: b.id)):
-            slot = model.NewIntVar(0, max(0, (top - block.size) // align), f"k{index}")
+            slot = model.new_int_var(0, max(0, (top - block.size) // align), f"k{index}")
             address = slot * align
             slots[block.id] = slot
-            x_intervals.append(model.NewFixedSizeIntervalVar(block.lower, block.upper - block.lower, f"t{index}"))
-            y_intervals.append(model.NewFixedSizeIntervalVar(address, block.size, f"a{index}"))
-            model.Add(address + block.size <= peak)
-            model.AddHint(slot, hint[block.id] // align)
-        model.AddNoOverlap2D(x_intervals, y_intervals)
-        model.Minimize(peak)
+            x_intervals.append(model.new_fixed_size_interval_var(block.lower, block.upper - block.lower, f"t{index}"))
+            y_intervals.append(model.new_fixed_size_interval_var(address, block.size, f"a{index}"))
+            model.add(address + block.size <= peak)
+            model.add_hint(slot, hint[block.id] // align)
+        model.add_no_overlap_2d(x_intervals, y_intervals)
+        model.minimize(peak)
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = self.seed
         solver.parameters.max_deterministic_time = self.time_limit
         solver.parameters.catch_sigint_signal = False  # Ctrl-C is the command line's to handle, at once
-        status = solver.Solve(model)
+        status = solver.solve(model)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None
-        offsets = {block_id: int(solver.Value(slot)) * align for block_id, slot in slots.items()}
+        offsets = {block_id: int(solver.value(slot)) * align for block_id, slot in slots.items()}
         found = peak_of(problem, offsets)
         if found > hint_peak:
             return hint, hint_peak, False
@@ -100,11 +100,11 @@ class TetrisCoOptAllocator:
         """Addresses for ``blocks`` (sizes still open) that never overlap while alive and stay below ``capacity``."""
         x_intervals, y_intervals, addresses = [], [], []
         for index, block in enumerate(blocks):
-            address = model.NewIntVar(0, capacity, f"{label}_addr{index}")
-            end = model.NewIntVar(0, capacity, f"{label}_end{index}")
-            x_intervals.append(model.NewFixedSizeIntervalVar(block.lower, block.upper - block.lower,
-                                                             f"{label}_life{index}"))
-            y_intervals.append(model.NewIntervalVar(address, block.size, end, f"{label}_span{index}"))
+            address = model.new_int_var(0, capacity, f"{label}_addr{index}")
+            end = model.new_int_var(0, capacity, f"{label}_end{index}")
+            x_intervals.append(model.new_fixed_size_interval_var(block.lower, block.upper - block.lower,
+                                                                 f"{label}_life{index}"))
+            y_intervals.append(model.new_interval_var(address, block.size, end, f"{label}_span{index}"))
             addresses.append((block.id, address))
-        model.AddNoOverlap2D(x_intervals, y_intervals)
+        model.add_no_overlap_2d(x_intervals, y_intervals)
         return _AddressOrder(tuple(addresses))
