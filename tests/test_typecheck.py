@@ -27,13 +27,10 @@ EXCLUDED_FILES: tuple[str, ...] = (
     "deeploy_core/network/deployer.py",
     "deeploy_core/network/state.py",
     "deeploy_core/supported_ops.py",
-    "deeploy_core/testing/allocator_on_peers.py",  # reads the deployer's compile state, which item 2 is typing
     "deeploy_core/testing/conformance/allocator.py",
-    "deeploy_core/testing/conformance/tiling.py",
     "deeploy_core/tiling/codegen.py",
     "deeploy_core/tiling/parallel.py",
     "deeploy_core/tiling/wrapper.py",
-    "plugins/pulp_cluster/deeploy_pulp_cluster/deployer.py",
 )
 
 
