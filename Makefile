@@ -1,13 +1,14 @@
-# One-command setup: every target creates .venv and installs the core and every plugin from this checkout.
+# One-command setup: every target creates .venv and installs the core, every plugin and every example plugin
+# (examples/*/pyproject.toml, e.g. the operator plugin, whose tests run with the others) from this checkout.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PLUGIN_PROJECTS := $(sort $(dir $(wildcard plugins/*/pyproject.toml)))
+PLUGIN_PROJECTS := $(sort $(dir $(wildcard plugins/*/pyproject.toml))) $(sort $(dir $(wildcard examples/*/pyproject.toml)))
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test docs clean
 
-$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml)
+$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' $(addprefix -e ,$(PLUGIN_PROJECTS))

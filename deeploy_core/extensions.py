@@ -11,9 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
+    from deeploy_core.tiling.geometry import TileConstraint
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_OP_TYPE_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class TransformationPoint(str, Enum):
@@ -140,12 +145,60 @@ class CodeTransformationExtension(Extension):
         object.__setattr__(self, "point", TransformationPoint(self.point))
 
 
+class OperatorNumerics(str, Enum):
+    """How closely an operator's kernel follows its reference, as its plugin declares it.
+
+    Declared rather than guessed so that a conformance run holds the kernel to
+    the promise its author made, and a reader of the listing knows whether the
+    op's results are bit-exact or only close.
+    """
+
+    EXACT = "exact"
+    """Bit-identical to the reference (integer kernels, or float kernels that round exactly like it)."""
+    FLOAT_TOLERANCE = "float-tolerance"
+    """Within a floating-point tolerance of the reference (transcendental functions, reordered sums)."""
+    UNDECLARED = "undeclared"
+    """No promise: integer outputs are compared exactly and float outputs within a tolerance."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class OperatorExtension(Extension):
-    """Support for one ONNX operator on an existing platform.
+    """Support for one ONNX operator on an existing platform, from any distribution.
 
-    ``factory()`` returns the op mapping (parser + typed bindings + templates)
-    that the platform adds to its table for ``op_type``.
+    ``factory()`` returns a :class:`deeploy_core.mapping.NodeMapper` (parser
+    + typed bindings + templates) for nodes of ``op_type`` in ``domain`` on
+    ``platform``.  Everything else the op needs travels with the descriptor,
+    so that the platform's own code never has to know about the plugin:
+
+    ``tile_constraint``
+        A :class:`deeploy_core.tiling.geometry.TileConstraint` telling the
+        tiler which output axes the kernel may be cut along, or a function
+        without arguments that returns one (so that registering imports
+        nothing heavy; it is called when the op is used).  Without one the
+        core's default for the op type applies (e.g. element-wise ops), and an
+        op the core knows nothing about runs as one tile holding its whole
+        tensors: untiled compiles are unaffected, a tiled compile (and a
+        platform that always tiles) refuses it with the tiler's one-line
+        diagnosis when those tensors do not fit the compute level.
+    ``sources`` / ``include_dirs``
+        C files compiled into the network's runtime and the folders of the
+        headers the template includes; only networks that use the op get them.
+    ``numerics``
+        The :class:`OperatorNumerics` the kernel promises; the
+        :class:`~deeploy_core.testing.OperatorConformance` suite holds it to it.
+    ``override``
+        Whether the plugin's mapper is tried *before* the platform's own.
+
+    Precedence, for every node: mappers of extensions with ``override=True``
+    (in registration order), then the platform's own mappers, then the other
+    extensions' mappers (in registration order); the first mapper whose parser
+    and a binding accept the node wins.  Registration order is the host's:
+    built-in plugins first, then installed plugins by distribution name (the
+    order that also settles duplicate names), and within one plugin the order
+    of its ``register`` calls.  So a plugin adds ops and variants but never
+    silently changes the code of an op the platform already compiles; with
+    ``override=True`` it does so openly, and ``deeploy-core plugins`` and
+    ``supported-ops`` say which variant is shadowed by which.
     """
 
     kind: ClassVar[str] = "operator"
@@ -153,11 +206,47 @@ class OperatorExtension(Extension):
     platform: str
     op_type: str
     domain: str = ""
+    override: bool = False
+    tile_constraint: TileConstraint | Callable[[], TileConstraint] | None = None
+    sources: tuple[Path, ...] = ()
+    include_dirs: tuple[Path, ...] = ()
+    numerics: OperatorNumerics = OperatorNumerics.UNDECLARED
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.platform or not self.op_type:
             raise ValueError(f"operator {self.name!r}: platform and op_type are required")
+        if not _OP_TYPE_PATTERN.match(self.op_type):
+            raise ValueError(f"operator {self.name!r}: op_type {self.op_type!r} is not an ONNX operator name")
+        object.__setattr__(self, "domain", "" if self.domain == "ai.onnx" else self.domain)
+        object.__setattr__(self, "numerics", OperatorNumerics(self.numerics))
+        object.__setattr__(self, "sources", _existing_paths(self, "sources", self.sources, want_file=True))
+        object.__setattr__(self, "include_dirs",
+                           _existing_paths(self, "include_dirs", self.include_dirs, want_file=False))
+        if self.tile_constraint is not None and not callable(self.tile_constraint):
+            from deeploy_core.tiling.geometry import TileConstraint as _TileConstraint  # already imported by the plugin
+
+            if not isinstance(self.tile_constraint, _TileConstraint):
+                raise TypeError(f"operator {self.name!r}: tile_constraint must be a TileConstraint or a function "
+                                f"returning one, got {type(self.tile_constraint).__name__}")
+
+    @property
+    def op_key(self) -> str:
+        """The key platforms map the op under: ``Mish`` in the default domain, ``com.example.Fused`` elsewhere."""
+        return self.op_type if not self.domain else f"{self.domain}.{self.op_type}"
+
+
+def _existing_paths(extension: Extension, field_name: str, values: Any, want_file: bool) -> tuple[Path, ...]:
+    """``values`` as a tuple of absolute paths, each an existing file (or folder): a typo fails the plugin at load."""
+    if isinstance(values, (str, Path)):
+        values = (values,)
+    paths = tuple(Path(value).resolve() for value in values)
+    for path in paths:
+        if not (path.is_file() if want_file else path.is_dir()):
+            what = "file" if want_file else "folder"
+            raise ValueError(f"{extension.kind} {extension.name!r}: {field_name} names {str(path)!r}, "
+                             f"which is not an existing {what}")
+    return paths
 
 
 EXTENSION_TYPES: dict[str, type[Extension]] = {

@@ -7,6 +7,7 @@ from typing import Any
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import NetworkDeployer
 from deeploy_core.plugins import PluginHost
+from deeploy_core.plugins.operators import operator_table
 
 
 def supported_operators(host: PluginHost, platform_name: str) -> list[dict[str, Any]]:
@@ -16,13 +17,10 @@ def supported_operators(host: PluginHost, platform_name: str) -> list[dict[str, 
     if not isinstance(deployer.unwrap(), NetworkDeployer) or platform is None:
         raise DeeployError(f"platform {platform_name!r} does not publish an operator table")
     rows = []
+    # The platform's mappers and the plugins', each source labelled with whose variants are tried before it.
     sources: list[tuple[str, Any, str]] = [
-        (op, mapper, f"platform {platform_name}") for op in platform.op_types() for _, mapper in platform.mappers_for(op)
+        (entry.op_key, entry.mapper, entry.source_label) for entry in operator_table(host, platform_name, platform)
     ]
-    for extension in host.extensions("operator"):
-        if extension.platform == platform_name:
-            origin = host.registered("operator", extension.name).origin
-            sources.append((extension.op_type, host.create("operator", extension.name), f"plugin {origin.plugin}"))
     for op, mapper, source in sources:
         for binding in mapper.bindings:
             rows.append(

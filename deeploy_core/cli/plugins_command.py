@@ -37,6 +37,7 @@ def _table(records: list[PluginRecord]) -> TextTable:
     for record in records:
         provides = "; ".join(f"{kind}: {', '.join(sorted(names))}" for kind, names in record.extensions.items() if names)
         status = record.status.value + (f": {record.error}" if record.error else "")
+        status += "".join(f"; note: {note}" for note in record.notes)  # operator variants shadowing others
         # An error message quotes whatever the plugin raised: TextTable shows it literally, never as markup.
         table.add_row(record.name, record.distribution, record.version, provides or "-", status,
                       style={"status": _STATUS_STYLE[record.status]})

@@ -1,6 +1,8 @@
 """Operator mapping: parsers, type checkers, templates, bindings, mappers and layers."""
 
+from deeploy_core.mapping.added import PluginMappers
 from deeploy_core.mapping.binding import NodeBinding, NodeMapper
+from deeploy_core.mapping.kernel_runtime import KernelRuntime, network_runtime
 from deeploy_core.mapping.layer import Layer
 from deeploy_core.mapping.mismatch import Mismatch, NodeMismatch
 from deeploy_core.mapping.parser import NodeParser, OperatorRepresentation, attribute, constant_values, is_present
@@ -8,6 +10,7 @@ from deeploy_core.mapping.template import NodeTemplate
 from deeploy_core.mapping.typecheck import NodeTypeChecker
 
 __all__ = [
+    "KernelRuntime",
     "Layer",
     "Mismatch",
     "NodeBinding",
@@ -17,7 +20,9 @@ __all__ = [
     "NodeTemplate",
     "NodeTypeChecker",
     "OperatorRepresentation",
+    "PluginMappers",
     "attribute",
     "constant_values",
     "is_present",
+    "network_runtime",
 ]

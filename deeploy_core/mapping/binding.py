@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from deeploy_core.mapping.kernel_runtime import KernelRuntime
 from deeploy_core.mapping.parser import NodeParser
 from deeploy_core.mapping.template import NodeTemplate
 from deeploy_core.mapping.typecheck import NodeTypeChecker
+
+if TYPE_CHECKING:  # tiling imports mapping; the mapper only holds a constraint
+    from deeploy_core.tiling.geometry import TileConstraint
 
 
 @dataclass(frozen=True)
@@ -20,11 +25,20 @@ class NodeBinding:
 
 @dataclass(frozen=True)
 class NodeMapper:
-    """A parser with the bindings that can implement what it parsed, tried in order."""
+    """A parser with the bindings that can implement what it parsed, tried in order.
+
+    ``tile_constraint`` and ``runtime`` belong to the kernel rather than to the
+    platform: an operator plugin's mapper carries its own tile geometry and C
+    files (see :class:`~deeploy_core.extensions.OperatorExtension`), so the
+    tiler and the build find them on the layer that uses the kernel.  None
+    means the platform's and the core's defaults.
+    """
 
     parser: NodeParser
     bindings: tuple[NodeBinding, ...]
     name: str = ""
+    tile_constraint: TileConstraint | None = None
+    runtime: KernelRuntime | None = None
 
     def label(self) -> str:
         """How reports name this alternative."""

@@ -8,12 +8,13 @@ raised one at a time, so the user sees every unsupported node in one report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import onnx_graphsurgeon as gs
 
 from deeploy_core.ir import NetworkContext
-from deeploy_core.mapping import Layer, Mismatch, NodeMapper, NodeMismatch
+from deeploy_core.mapping import Layer, Mismatch, NodeMapper, NodeMismatch, PluginMappers
 from deeploy_core.midend.float_inputs import explain_failures
 from deeploy_core.midend.unsupported import UnsupportedNode
 from deeploy_core.platform import Platform
@@ -43,14 +44,22 @@ def qualified_op(node: gs.Node) -> str:
 
 
 def map_nodes(
-    graph: gs.Graph, ctxt: NetworkContext, platform: Platform, extra: dict[str, list[NodeMapper]] | None = None
+    graph: gs.Graph, ctxt: NetworkContext, platform: Platform,
+    extra: PluginMappers | Mapping[str, Sequence[NodeMapper]] | None = None,
 ) -> list[Layer]:
-    """A layer per node, or :class:`UnsupportedModelError` listing every node that has none."""
+    """A layer per node, or :class:`UnsupportedModelError` listing every node that has none.
+
+    ``extra`` holds the mappers operator plugins add (see
+    :func:`deeploy_core.plugins.operators.plugin_mappers`): overriding ones are
+    tried before the platform's own, the others after them; a plain mapping
+    means the latter.
+    """
+    added = extra if isinstance(extra, PluginMappers) else PluginMappers.appended(extra)
     layers: list[Layer] = []
     failures: list[UnsupportedNode] = []
     for index, node in enumerate(graph.nodes):
         key = qualified_op(node)
-        mappers = [mapper for _, mapper in platform.mappers_for(key)] + list((extra or {}).get(key, ()))
+        mappers = added.around(key, [mapper for _, mapper in platform.mappers_for(key)])
         outcome = _try_node(node, ctxt, mappers, index) if mappers else []
         if isinstance(outcome, Layer):
             layers.append(outcome)

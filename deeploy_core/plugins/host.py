@@ -34,6 +34,7 @@ from deeploy_core.extensions import EXTENSION_TYPES, Extension, RegisteredExtens
 from deeploy_core.plugins.discovery import PluginCandidate, discover_plugins
 from deeploy_core.plugins.records import PluginRecord, PluginStatus
 from deeploy_core.plugins.duplicates import first_registration_wins, registration_order
+from deeploy_core.plugins.operator_conflicts import note_operator_conflicts
 from deeploy_core.plugins.registry import Contribution, ExtensionRegistry
 from deeploy_core.plugins.selection import PluginSelection
 from deeploy_core.plugins.timing import slow_plugin_threshold, slow_plugin_warning
@@ -203,6 +204,7 @@ class PluginHost:
         kept, duplicates = first_registration_wins(contributions)
         for duplicate in duplicates:
             duplicate.loser.lose_registration(duplicate.kind, duplicate.name, duplicate.message)
+        note_operator_conflicts(kept)
         self._warn_slow_plugins()
         return ExtensionRegistry(kept, tuple(duplicates))
 

@@ -27,6 +27,10 @@ class PluginRecord:
     plugin registered and that are in use (an ignored duplicate is left out).
     ``load_seconds`` is the wall time (monotonic clock) of importing the
     plugin and running its registry hooks; 0 for a plugin that was not loaded.
+    ``notes`` are one-line remarks that leave the status alone: every
+    registration is in use, but the user should know how it interacts with
+    others (an operator variant shadowed by another plugin's, an override of a
+    platform's own op; see :mod:`deeploy_core.plugins.operator_conflicts`).
     """
 
     name: str
@@ -39,6 +43,7 @@ class PluginRecord:
     hooks: tuple[str, ...] = ()
     extensions: dict[str, list[str]] = field(default_factory=dict)
     load_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -64,9 +69,15 @@ class PluginRecord:
             self.error = f"{self.error}; also {reason}"
 
     def clear_conflict(self) -> None:
-        """Back to ``ok`` before duplicates are resolved again (the set of plugins changed)."""
+        """Back to ``ok``, without notes, before duplicates are resolved again (the set of plugins changed)."""
         if self.status is PluginStatus.CONFLICT:
             self.status, self.error = PluginStatus.OK, ""
+        self.notes = []
+
+    def note(self, text: str) -> None:
+        """Add a one-line note (once), keeping the status."""
+        if text not in self.notes:
+            self.notes.append(text)
 
     @property
     def label(self) -> str:
@@ -91,5 +102,6 @@ class PluginRecord:
             "hooks": list(self.hooks),
             "kinds": list(self.kinds),
             "extensions": {kind: sorted(names) for kind, names in self.extensions.items() if names},
+            "notes": list(self.notes),
             "load_seconds": round(self.load_seconds, 3),
         }

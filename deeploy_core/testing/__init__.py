@@ -18,6 +18,7 @@ _EXPORTS = {
     "AllocatorConformance": "deeploy_core.testing.conformance.allocator",
     "CodeTransformationConformance": "deeploy_core.testing.conformance.code_transformation",
     "MemoryLevelConformance": "deeploy_core.testing.conformance.tiling",
+    "OperatorConformance": "deeploy_core.testing.conformance.operator",
     "PlatformConformance": "deeploy_core.testing.conformance.platform",
     "PluginConformance": "deeploy_core.testing.conformance.plugin",
     "TilerConformance": "deeploy_core.testing.conformance.tiling",

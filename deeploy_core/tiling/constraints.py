@@ -2,11 +2,18 @@
 
 Ops not listed run untiled: their whole tensors must fit in the compute level.
 Platforms may override entries (policy: a kernel that needs whole channels)
-through ``Platform.tile_constraints``.
+through ``Platform.tile_constraints``, and a kernel may bring its own
+(``NodeMapper.tile_constraint``, set from an operator plugin's
+``OperatorExtension.tile_constraint``): :func:`tile_constraint_of` applies
+that order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from deeploy_core.mapping import Layer
+from deeploy_core.midend.parse import qualified_op
 from deeploy_core.tiling.geometry import (
     AlongAxes,
     ChannelParameters,
@@ -59,3 +66,19 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
 }
 
 UNTILED = TileConstraint()
+
+
+def tile_constraint_of(layer: Layer,
+                       platform_constraints: Mapping[str, TileConstraint] | None = None) -> TileConstraint:
+    """The constraint the tiler uses for ``layer``.
+
+    The kernel's own constraint comes first (only its author knows which
+    tiles an operator plugin's kernel accepts), then the platform's policy for
+    the op, then the core's ONNX geometry, and :data:`UNTILED` (one tile
+    holding whole tensors) for an op nobody describes.
+    """
+    own = layer.mapper.tile_constraint
+    if own is not None:
+        return own
+    key = qualified_op(layer.node)
+    return (platform_constraints or {}).get(key) or DEFAULT_TILE_CONSTRAINTS.get(key, UNTILED)
