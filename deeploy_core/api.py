@@ -99,7 +99,8 @@ def platform_memory_level(host: PluginHost, platform: str) -> str | None:
 
 def check_cores(host: PluginHost, platform: str, cores: int) -> int:
     """``cores`` if the platform has that many (its registration's ``max_cores``), else a one-line error."""
-    most = int(_registration(host, platform, "max_cores", cores))  # type: ignore[arg-type]
+    registered = _registration(host, platform, "max_cores", cores)
+    most = registered if isinstance(registered, int) else cores
     if most == 1 and cores != 1:
         raise DeeployError(f"--cores {cores}: platform {platform!r} has a single core; --cores is for cluster platforms")
     if not 1 <= cores <= most:

@@ -29,6 +29,7 @@ from deeploy_core.codegen.network_files import (
 from deeploy_core.codegen.selection import PluginTransformation, create_selected
 from deeploy_core.deployer.base import Deployer
 from deeploy_core.errors import DeeployError, PluginError
+from deeploy_core.extensions import OperatorExtension
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.integer_types import IntegerTypeInference
@@ -158,7 +159,7 @@ class NetworkDeployer(Deployer):
         if host is None:
             return extra
         for extension in host.extensions("operator"):
-            if extension.platform != self.platform.name:
+            if not isinstance(extension, OperatorExtension) or extension.platform != self.platform.name:
                 continue
             mapper = host.create("operator", extension.name)
             if not isinstance(mapper, NodeMapper):

@@ -57,7 +57,8 @@ def export_state(compilation: Compilation, directory: Path, stage: str) -> None:
                              "warnings": list(compilation.warnings)}
     ctxt = compilation.ctxt
     if _parsed(compilation):
-        constants = {f"c{index}": buffer.values for index, buffer in enumerate(ctxt) if buffer.values is not None}
+        constants: dict[str, Any] = {f"c{index}": buffer.values for index, buffer in enumerate(ctxt)
+                                     if buffer.values is not None}
         keys = {id(buffer.values): key for key, buffer in zip(constants, [b for b in ctxt if b.values is not None])}
         np.savez(directory / "constants.npz", **constants)
         state["graph_inputs"], state["graph_outputs"] = ctxt.graph_inputs, ctxt.graph_outputs

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
-from deeploy_core.tiling.tiles import TiledLayer, tile_input_name, tile_output_name, tile_scratch_name
+from deeploy_core.tiling.tiles import TiledLayer, Variant, tile_input_name, tile_output_name, tile_scratch_name
 from deeploy_core.tiling.transfers import TransferPrimitives
 
 if TYPE_CHECKING:
-    from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit
+    from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, VariantSplit
 
 MAX_RANK = 8
 
@@ -246,8 +246,9 @@ def _with_offset(pointer: str, offset: str) -> str:
     return pointer[:-1] + f" + {offset};"
 
 
-def _cluster_kernel(pointers: list[str], variant: object, tiled: TiledLayer, ctxt: NetworkContext,
-                    layout: LayerLayout, parallel: ClusterParallelism, split: object, level_pointer: str) -> str:
+def _cluster_kernel(pointers: list[str], variant: Variant, tiled: TiledLayer, ctxt: NetworkContext,
+                    layout: LayerLayout, parallel: ClusterParallelism, split: VariantSplit | None,
+                    level_pointer: str) -> str:
     """One variant's compute on a cluster: each core its share, or the leader alone when the variant is not split."""
     core = parallel.core_id
     count = parallel.count_work

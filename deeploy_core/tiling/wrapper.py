@@ -223,10 +223,10 @@ class TilerDeployerWrapper(DeployerWrapper):
         self.testMemoryMapCorrectness()
         self.annotateMemoryLevel()
         for name, entry in self.memory_level_report().items():
-            if entry["capacity"] is not None and entry["used"] > entry["capacity"]:  # type: ignore[operator]
+            if entry["capacity"] is not None and entry["used"] > entry["capacity"]:
                 raise TilingInfeasibleError(f"{name} needs at least {entry['used']} bytes (arena {entry['arena']}, "
                                             f"tables {entry['tables']}, static {entry['static']}) but has {entry['capacity']}",
-                                            name, int(entry["used"]))  # type: ignore[arg-type]
+                                            name, int(entry["used"]))
 
     def tiled_candidates(self) -> list[Layer]:
         """Layers that run code (views cost nothing and are not tiled)."""
@@ -495,8 +495,9 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     # -- reports -----------------------------------------------------------------------------------------
 
-    def memory_level_report(self) -> dict[str, dict[str, int | None]]:
-        report: dict[str, dict[str, int | None]] = {}
+    def memory_level_report(self) -> dict[str, dict[str, Any]]:
+        """report.json's ``memory_levels``: per level its capacity and bytes used (arena, tables, static data)."""
+        report: dict[str, dict[str, Any]] = {}
         state = self.state
         arena = self.memory_plan.arena_bytes
         weights = sum(b.size_bytes for b in self.compilation.ctxt if b.kind is BufferKind.CONSTANT)
