@@ -28,13 +28,12 @@ from deeploy_core.codegen.network_files import (
 )
 from deeploy_core.codegen.selection import PluginTransformation, create_selected
 from deeploy_core.deployer.base import Deployer
-from deeploy_core.errors import DeeployError, PluginError
-from deeploy_core.extensions import OperatorExtension
+from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.integer_types import IntegerTypeInference
 from deeploy_core.lowering.qdq import QDQToInteger
-from deeploy_core.mapping import Layer, NodeMapper
+from deeploy_core.mapping import Layer, network_runtime
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.memory_plan import plan_arena
 from deeploy_core.midend.parse import map_nodes
@@ -43,6 +42,7 @@ from deeploy_core.midend.transients import hoist_transient_buffers
 from deeploy_core.network.generated import GeneratedNetwork, TensorSpec
 from deeploy_core.passes import Pipeline
 from deeploy_core.platform import Platform
+from deeploy_core.plugins.operators import plugin_mappers
 from deeploy_core.report import network_report
 
 
@@ -53,7 +53,8 @@ class NetworkDeployer(Deployer):
     the core's :class:`~deeploy_core.compilation.CompileSettings` (input shapes
     and types, quantization, network name, selected code transformations).  The
     composer sets the compilation's ``allocator`` and ``host`` (for operator and
-    code-transformation extensions).
+    code-transformation extensions); operator plugins' mappers join the
+    platform's in ``parse`` and their C files the runtime in ``generate``.
     """
 
     def __init__(self, platform: Platform, **options: Any) -> None:
@@ -90,7 +91,8 @@ class NetworkDeployer(Deployer):
     def parse(self) -> None:
         compilation = self.compilation
         compilation.ctxt = build_context(compilation.graph)
-        compilation.layers = map_nodes(compilation.graph, compilation.ctxt, self.platform, self._operator_extensions())
+        compilation.layers = map_nodes(compilation.graph, compilation.ctxt, self.platform,
+                                       plugin_mappers(compilation.host, self.platform.name))
 
     def bind(self) -> None:
         compilation = self.compilation
@@ -131,7 +133,7 @@ class NetworkDeployer(Deployer):
         compilation.generated = GeneratedNetwork(
             files=files,
             report=report,
-            runtime=self.platform.runtime,
+            runtime=network_runtime(self.platform.runtime, compilation.layers),
             inputs=[self._spec(name) for name in ctxt.graph_inputs],
             outputs=[self._spec(name) for name in ctxt.graph_outputs],
         )
@@ -152,27 +154,6 @@ class NetworkDeployer(Deployer):
             return None
         scale = np.asarray(producer.inputs[1].values).reshape(-1)
         return float(scale[0]) if scale.size == 1 else None
-
-    def _operator_extensions(self) -> dict[str, list[NodeMapper]]:
-        extra: dict[str, list[NodeMapper]] = {}
-        host = self.compilation.host
-        if host is None:
-            return extra
-        for extension in host.extensions("operator"):
-            if not isinstance(extension, OperatorExtension) or extension.platform != self.platform.name:
-                continue
-            mapper = host.create("operator", extension.name)
-            if not isinstance(mapper, NodeMapper):
-                raise self._plugin_error("operator", extension.name, f"creating operator {extension.name!r}",
-                                         TypeError(f"returned {type(mapper).__name__}, expected a NodeMapper"))
-            extra.setdefault(extension.op_type, []).append(mapper)
-        return extra
-
-    def _plugin_error(self, kind: str, name: str, what: str, cause: BaseException) -> PluginError:
-        """The one-line error blaming the plugin that registered extension ``name`` of ``kind``."""
-        assert self.compilation.host is not None, "only extensions of the host are blamed"
-        origin = self.compilation.host.registered(kind, name).origin
-        return PluginError(origin.plugin, f"{origin.distribution} {origin.version}".strip(), what, cause)
 
     def _execution_block(self, layer: Layer, plugin_passes: list[PluginTransformation]
                          ) -> tuple[ExecutionBlock, list[str]]:

@@ -38,10 +38,9 @@ from deeploy_core.lowering.split_reductions import SplitReductions
 from deeploy_core.mapping import Layer
 from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.midend.memory_plan import MemoryPlan, align_up
-from deeploy_core.midend.parse import qualified_op
 from deeploy_core.platform import Platform
 from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, resident_inputs, table_columns
-from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS, UNTILED
+from deeploy_core.tiling.constraints import tile_constraint_of
 from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory, solve_tiling
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
@@ -233,9 +232,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         return [layer for layer in self.compilation.layers if "alias_of" not in layer.representation]
 
     def constraint_of(self, layer: Layer) -> TileConstraint:
-        key = qualified_op(layer.node)
-        overrides = self.platform.tile_constraints or {}
-        return overrides.get(key) or DEFAULT_TILE_CONSTRAINTS.get(key, UNTILED)
+        """The kernel's own constraint, else the platform's policy for the op, else the core's geometry."""
+        return tile_constraint_of(layer, self.platform.tile_constraints)
 
     def layer_models(self) -> list[LayerModel]:
         """The CP description of every tiled layer, with the whole compute level as budget."""
