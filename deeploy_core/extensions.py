@@ -130,8 +130,12 @@ class AllocatorExtension(Extension):
 class CodeTransformationExtension(Extension):
     """A pass over a layer's execution block, attached at a named point.
 
-    ``factory(**options)`` returns the pass.  Within one point, passes run in
-    ascending ``order`` and then by name, never in registration order.
+    ``factory(**options)`` returns the pass.  It runs only when selected: by
+    name in the platform's chain (``Platform.code_transformations``) or by the
+    user (``--code-transformation NAME``).  Within one point, selected passes
+    run in selection order (the platform's names, then the user's), never in
+    registration order; ``order`` no longer decides and is kept so that
+    existing registrations stay valid.
     """
 
     kind: ClassVar[str] = "code_transformation"
