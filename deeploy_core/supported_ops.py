@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from deeploy_core.errors import DeeployError
-from deeploy_core.network import NetworkDeployer
+from deeploy_core.deployer import Deployer
 from deeploy_core.plugins import PluginHost
 from deeploy_core.plugins.operators import operator_table
 
@@ -13,8 +13,8 @@ from deeploy_core.plugins.operators import operator_table
 def supported_operators(host: PluginHost, platform_name: str) -> list[dict[str, Any]]:
     """One row per (op, mapper, binding): op, kernel, type signature, constraints, who provides it."""
     deployer = host.create("platform", platform_name)
-    platform = getattr(deployer.unwrap(), "platform", None)
-    if not isinstance(deployer.unwrap(), NetworkDeployer) or platform is None:
+    platform = deployer.compilation.platform if isinstance(deployer, Deployer) else None
+    if platform is None:  # a deployer whose platform is not data (compilation.platform) has no table to show
         raise DeeployError(f"platform {platform_name!r} does not publish an operator table")
     rows = []
     # The platform's mappers and the plugins', each source labelled with whose variants are tried before it.
