@@ -53,7 +53,8 @@ class Setup:
     name: str
     platform: str
     level_sizes: tuple[tuple[str, int], ...] = ()
-    buffering: str = "single"
+    buffering: str | None = None
+    """None for the untiled setup: any buffering selects a tiler and so turns tiling on."""
 
 
 SETUPS = (

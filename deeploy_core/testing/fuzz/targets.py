@@ -28,7 +28,8 @@ class Target:
 
     platform: str
     level_sizes: dict[str, int] = field(default_factory=dict)
-    buffering: str = "single"
+    buffering: str | None = None
+    """The tiler's buffering; None on an untiled target (naming one would turn tiling on)."""
     cores: int | None = None
     tiling_strategy: str = "max"
     """``max`` (fewest tiles), ``min`` (smallest tiles: the most tiles and DMA transfers) or ``random-max``."""
@@ -49,7 +50,7 @@ class Target:
         parts = [self.platform]
         if self.level_sizes:
             parts.append(" ".join(f"{level}={size}" for level, size in sorted(self.level_sizes.items())))
-            parts.append(self.buffering)
+            parts.append(self.buffering or "single")
         if self.tiling_strategy != "max":
             parts.append(f"{self.tiling_strategy} tiles")
         if self.cores is not None:
