@@ -31,11 +31,10 @@ from deeploy_core.mapping import (
     NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
-    network_runtime,
 )
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.parse import map_nodes
-from deeploy_core.platform import Engine, Platform, RuntimeLibrary
+from deeploy_core.platform import Engine, Platform, RuntimeLibrary, network_runtime
 from deeploy_core.plugins import PluginHost, PluginStatus
 from deeploy_core.plugins.operators import plugin_mappers
 from deeploy_core.supported_ops import supported_operators

@@ -2,7 +2,7 @@
 
 from deeploy_core.mapping.added import PluginMappers
 from deeploy_core.mapping.binding import NodeBinding, NodeMapper
-from deeploy_core.mapping.kernel_runtime import KernelRuntime, network_runtime
+from deeploy_core.mapping.kernel_runtime import KernelRuntime
 from deeploy_core.mapping.layer import Layer
 from deeploy_core.mapping.mismatch import Mismatch, NodeMismatch
 from deeploy_core.mapping.parser import NodeParser, OperatorRepresentation, attribute, constant_values, is_present
@@ -24,5 +24,4 @@ __all__ = [
     "attribute",
     "constant_values",
     "is_present",
-    "network_runtime",
 ]

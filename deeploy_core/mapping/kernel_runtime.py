@@ -9,14 +9,8 @@ plugin's op is built as if the plugin were not installed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the platform model imports this package: only its type is needed here
-    from deeploy_core.mapping.layer import Layer
-    from deeploy_core.platform.model import RuntimeLibrary
 
 
 @dataclass(frozen=True)
@@ -29,24 +23,3 @@ class KernelRuntime:
     def __bool__(self) -> bool:
         return bool(self.sources or self.include_dirs)
 
-
-def network_runtime(platform_runtime: RuntimeLibrary, layers: Iterable[Layer]) -> RuntimeLibrary:
-    """``platform_runtime`` plus the kernel runtimes of the mappers ``layers`` use, each file once.
-
-    The platform's own folders and sources come first and keep their order;
-    the added ones follow in sorted order, so the result does not depend on
-    the order of layers or of plugin loading.
-    """
-    sources: set[Path] = set()
-    include_dirs: set[Path] = set()
-    for layer in layers:
-        runtime = layer.mapper.runtime
-        if runtime is not None:
-            sources.update(runtime.sources)
-            include_dirs.update(runtime.include_dirs)
-    added_sources = tuple(sorted(sources - set(platform_runtime.sources)))
-    added_dirs = tuple(sorted(include_dirs - set(platform_runtime.include_dirs)))
-    if not added_sources and not added_dirs:
-        return platform_runtime
-    return replace(platform_runtime, sources=platform_runtime.sources + added_sources,
-                   include_dirs=platform_runtime.include_dirs + added_dirs)

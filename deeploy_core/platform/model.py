@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from deeploy_core.mapping import NodeMapper
+from deeploy_core.mapping.binding import NodeMapper
 from deeploy_core.passes import Pass
 from deeploy_core.platform.placement import STATIC_ARRAYS, StaticPlacement
+from deeploy_core.platform.runtime_library import RuntimeLibrary
 
 
 @dataclass(frozen=True)
@@ -17,16 +17,6 @@ class Engine:
 
     name: str
     mappers: Mapping[str, tuple[NodeMapper, ...]]
-
-
-@dataclass(frozen=True)
-class RuntimeLibrary:
-    """The platform's C kernels: what a build of the generated code needs."""
-
-    include_dirs: tuple[Path, ...] = ()
-    sources: tuple[Path, ...] = ()
-    cflags: tuple[str, ...] = ("-std=c99", "-O2")
-    ldflags: tuple[str, ...] = ("-lm",)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deeploy_core.plugins.records import PluginRecord
-from deeploy_core.plugins.registry import Contribution
+from deeploy_core.plugins.contribution import Contribution
 from deeploy_core.plugins.selection import normalise_plugin_name
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deeploy_core.extensions import OperatorExtension
-from deeploy_core.plugins.registry import Contribution
+from deeploy_core.plugins.contribution import Contribution
 
 
 def _describe(extension: OperatorExtension) -> str:

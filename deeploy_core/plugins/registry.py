@@ -8,23 +8,13 @@ that whoever looks up a kind can tell the user about them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from deeploy_core.errors import ExtensionNotFoundError
-from deeploy_core.extensions import EXTENSION_TYPES, Extension, ExtensionOrigin, RegisteredExtension
-from deeploy_core.plugins.records import PluginRecord
+from deeploy_core.extensions import EXTENSION_TYPES, ExtensionOrigin, RegisteredExtension
+from deeploy_core.plugins.contribution import Contribution
+from deeploy_core.plugins.duplicates import Duplicate
 
-if TYPE_CHECKING:
-    from deeploy_core.plugins.duplicates import Duplicate
-
-
-@dataclass(frozen=True)
-class Contribution:
-    """One ``register(...)`` call made by a plugin."""
-
-    record: PluginRecord
-    extension: Extension
+# Contribution is named here too: whoever builds a registry builds it from contributions.
+__all__ = ["Contribution", "ExtensionRegistry"]
 
 
 class ExtensionRegistry:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
+from deeploy_core.tiling.strides import element_strides
 from deeploy_core.tiling.tiles import TiledLayer, Variant, tile_input_name, tile_output_name, tile_scratch_name
 from deeploy_core.tiling.transfers import TransferPrimitives
 
@@ -33,14 +34,6 @@ if TYPE_CHECKING:
     from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, VariantSplit
 
 MAX_RANK = 8
-
-
-def element_strides(shape: tuple[int, ...]) -> list[int]:
-    strides, running = [0] * len(shape), 1
-    for axis in range(len(shape) - 1, -1, -1):
-        strides[axis] = running
-        running *= shape[axis]
-    return strides
 
 
 def _int_array(values: list[int] | tuple[int, ...]) -> str:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
-from deeploy_core.tiling.codegen import element_strides
 from deeploy_core.tiling.geometry import Box, TileConstraint
+from deeploy_core.tiling.strides import element_strides
 from deeploy_core.tiling.tiles import Tile, TiledLayer, Variant, box_shape, variant_for_boxes
 
 
@@ -55,6 +56,28 @@ class CoreShare:
     input_offsets: dict[int, int]
     output_offsets: dict[int, int]
     work: int
+
+
+@dataclass(frozen=True)
+class ShareLayout:
+    """How one share sits in its tile: where its inputs start in the tile buffers, their shapes, the attributes.
+
+    Every tile of a variant runs the same share kernels with the same offsets
+    taken from the tile table, so a variant can be split only when all its
+    tiles cut into equal layouts; comparing these values is that check.
+    ``input_offsets`` holds None for an input whose share is not one dense run
+    of its tile buffer (0 for an absent input).
+    """
+
+    input_offsets: tuple[int | None, ...]
+    input_shapes: tuple[tuple[int, ...] | None, ...]
+    attributes: dict[str, Any]
+
+    @property
+    def dense_offsets(self) -> tuple[int, ...] | None:
+        """The input offsets when every input of the share is one run of its tile buffer, else None."""
+        offsets = tuple(offset for offset in self.input_offsets if offset is not None)
+        return offsets if len(offsets) == len(self.input_offsets) else None
 
 
 @dataclass
@@ -140,16 +163,17 @@ def _share_boxes(tiled: TiledLayer, ctxt: NetworkContext, constraint: TileConstr
 
 
 def _cut(tiled: TiledLayer, ctxt: NetworkContext, constraint: TileConstraint, tile: Tile, axis: int,
-         bounds: list[tuple[int, int]]) -> tuple[list[tuple[Box, tuple[Box | None, ...]]], list[tuple[object, ...]]]:
-    """The shares' boxes of one tile, and per share its layout (input offsets, input shapes, attributes)."""
-    boxes, layouts = [], []
+         bounds: list[tuple[int, int]]) -> tuple[list[tuple[Box, tuple[Box | None, ...]]], list[ShareLayout]]:
+    """The shares' boxes (output, inputs) of one tile, and per share its layout."""
+    boxes: list[tuple[Box, tuple[Box | None, ...]]] = []
+    layouts: list[ShareLayout] = []
     for begin, end in bounds:
         share_out, share_in = _share_boxes(tiled, ctxt, constraint, tile.outputs[0], axis, begin, end)
         offsets = tuple(contiguous_offset(s, p) if s is not None and p is not None else 0
                         for s, p in zip(share_in, tile.inputs))
         boxes.append((share_out, share_in))
-        layouts.append((offsets, tuple(box_shape(s) if s is not None else None for s in share_in),
-                        constraint.tile_attributes(tiled.layer.node, ctxt, share_out)))
+        layouts.append(ShareLayout(offsets, tuple(box_shape(s) if s is not None else None for s in share_in),
+                                   constraint.tile_attributes(tiled.layer.node, ctxt, share_out)))
     return boxes, layouts
 
 
@@ -169,16 +193,20 @@ def _split_variant(tiled: TiledLayer, ctxt: NetworkContext, constraint: TileCons
         return None, f"output axis {axis} cannot be cut"
     bounds = chunks(shape[axis], cores)
     boxes, layouts = _cut(tiled, ctxt, constraint, reference, axis, bounds)
-    if any(o is None for offsets, _, _ in layouts for o in offsets):
-        return None, "a share's input is not contiguous in its tile"
+    dense: list[tuple[int, ...]] = []
+    for layout in layouts:
+        offsets = layout.dense_offsets
+        if offsets is None:
+            return None, "a share's input is not contiguous in its tile"
+        dense.append(offsets)
     # Tiles of one variant must cut the same way (same offsets, shapes and attributes).
     if any(_cut(tiled, ctxt, constraint, tile, axis, bounds)[1] != layouts for tile in tiles[1:]):
         return None, "tiles of one kernel variant cut differently"
     subs: list[Variant] = []
-    by_key: dict[tuple[object, ...], int] = {}
+    by_key: dict[tuple[str, tuple[tuple[int, ...] | None, ...], tuple[tuple[int, ...], ...]], int] = {}
     shares: list[CoreShare | None] = []
     out_strides = element_strides(shape)
-    for (begin, _), (share_out, share_in), (offsets, _, _) in zip(bounds, boxes, layouts):
+    for (begin, _), (share_out, share_in), input_offsets in zip(bounds, boxes, dense):
         try:
             sub = variant_for_boxes(tiled.layer, ctxt, constraint, share_out, share_in)
         except DeeployError as error:
@@ -187,7 +215,7 @@ def _split_variant(tiled: TiledLayer, ctxt: NetworkContext, constraint: TileCons
         index = by_key.setdefault(key, len(subs))
         if index == len(subs):
             subs.append(sub)
-        inputs = {i: int(o) for i, o in enumerate(offsets) if node.inputs[i].name and share_in[i] is not None}
+        inputs = {i: int(o) for i, o in enumerate(input_offsets) if node.inputs[i].name and share_in[i] is not None}
         shares.append(CoreShare(index, inputs, {0: begin * out_strides[axis]}, sub.work))
     shares += [None] * (cores - len(shares))
     return VariantSplit(axis, subs, shares), ""

@@ -126,7 +126,7 @@ class AllocatorConformance:
         solution = allocator.solve(problem)
         reason = malformed_solution(solution)
         assert reason is None, reason
-        return solution  # type: ignore[no-any-return]
+        return solution
 
     def test_unbounded_problem_is_solved_validly(self, allocator: Any) -> None:
         problem = _interleaved_problem()

@@ -1,0 +1,23 @@
+"""The C runtime library a platform ships: the files and flags a build of the generated code needs.
+
+A platform declares its library, and the kernels a network uses add their own
+files to it (:func:`deeploy_core.platform.network_runtime`).  It is plain data
+in a module that imports nothing of the project, so that whatever names it
+(the platform model, the network's runtime, the build) does not pull in the
+platform's engines and mappers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RuntimeLibrary:
+    """The platform's C kernels: what a build of the generated code needs."""
+
+    include_dirs: tuple[Path, ...] = ()
+    sources: tuple[Path, ...] = ()
+    cflags: tuple[str, ...] = ("-std=c99", "-O2")
+    ldflags: tuple[str, ...] = ("-lm",)
