@@ -31,6 +31,7 @@ import pluggy
 from deeploy_core import hookspecs
 from deeploy_core.errors import DeeployError, PluginError
 from deeploy_core.extensions import EXTENSION_TYPES, Extension, RegisteredExtension
+from deeploy_core.plugin_api_version import api_incompatibility
 from deeploy_core.plugins.discovery import PluginCandidate, discover_plugins
 from deeploy_core.plugins.records import PluginRecord, PluginStatus
 from deeploy_core.plugins.duplicates import first_registration_wins, registration_order
@@ -151,6 +152,10 @@ class PluginHost:
         return record
 
     def _register(self, plugin: object, record: PluginRecord) -> None:
+        incompatible = api_incompatibility(plugin)
+        if incompatible:  # refused before pluggy sees it: its hooks may expect another API's descriptors
+            record.fail(incompatible)
+            return
         try:
             self._manager.register(plugin, name=record.name)
         except (pluggy.PluginValidationError, ValueError) as error:

@@ -77,6 +77,7 @@ class TiledLayer:
 
 
 def box_shape(box: Box) -> tuple[int, ...]:
+    """The extent of ``box`` along each axis: the shape of the tensor a tile of that box holds."""
     return tuple(stop - start for start, stop in box)
 
 

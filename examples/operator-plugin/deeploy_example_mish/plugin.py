@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from deeploy_core.extensions import OperatorExtension, OperatorNumerics
-from deeploy_core.hookspecs import hookimpl
+from deeploy_core.plugin_api import OperatorExtension, OperatorNumerics, hookimpl
 
 if TYPE_CHECKING:
-    from deeploy_core.mapping import NodeMapper
-    from deeploy_core.tiling.geometry import TileConstraint
+    from deeploy_core.plugin_api import NodeMapper, TileConstraint
 
+DEEPLOY_CORE_API = "1.0"
+"""The plugin API version this plugin is written for: a core of another major refuses it."""
 VERSION = "0.1.0"
 PLATFORMS = ("generic-c", "pulp-cluster")
 RUNTIME = Path(__file__).resolve().parent / "runtime"
@@ -29,7 +29,7 @@ def make_mapper() -> NodeMapper:
 
 def elementwise() -> TileConstraint:
     """Every output axis may be cut, and a tile reads the same box of its input."""
-    from deeploy_core.tiling.geometry import Elementwise
+    from deeploy_core.plugin_api import Elementwise
 
     return Elementwise()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.passes import OpChainPattern, Pass, Subgraph
+from deeploy_core.plugin_api import OpChainPattern, Pass, Subgraph
 
 
 class MatMulAddToGemm(OpChainPattern):

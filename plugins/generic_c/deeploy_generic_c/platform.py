@@ -5,9 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from deeploy_core.mapping.alias import ALIAS_MAPPERS
-from deeploy_core.platform import Engine, Platform, RuntimeLibrary
-from deeploy_core.tiling.transfers import HOST_MEMCPY
+from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, Engine, Platform, RuntimeLibrary
 from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.names import PLATFORM_NAME
 from deeploy_generic_c.ops import collect_mappers

@@ -14,8 +14,7 @@ import math
 import time
 from typing import Any, ClassVar, Sequence
 
-from deeploy_core.allocation import AllocationProblem, AllocationSolution, FirstFitAllocator
-from deeploy_core.errors import DeeployError
+from deeploy_core.plugin_api import AllocationProblem, AllocationSolution, DeeployError, FirstFitAllocator
 
 from deeploy_minimalloc.backend import SearchSettings, resolve_backend
 from deeploy_minimalloc.instance import SearchInstance

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from deeploy_core.errors import DeeployError
+from deeploy_core.plugin_api import DeeployError
 
 from deeploy_minimalloc.instance import SearchInstance
 from deeploy_minimalloc.native_search import native_module, run_native

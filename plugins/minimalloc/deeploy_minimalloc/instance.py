@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deeploy_core.allocation import AllocationProblem
+from deeploy_core.plugin_api import AllocationProblem
 
 from deeploy_minimalloc.sweep import SweepResult, sweep
 

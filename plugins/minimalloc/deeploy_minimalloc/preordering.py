@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from deeploy_core.errors import DeeployError
+from deeploy_core.plugin_api import DeeployError
 
 HEURISTIC_LETTERS: dict[str, str] = {
     "A": "area (size x lifetime width)",

@@ -23,10 +23,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from deeploy_core.ir import NetworkContext
-from deeploy_core.tiling.codegen import LayerLayout, element_strides
-from deeploy_core.tiling.parallel import LayerSplit
-from deeploy_core.tiling.tiles import TiledLayer, box_shape
+from deeploy_core.plugin_api import LayerLayout, LayerSplit, NetworkContext, TiledLayer, box_shape, element_strides
 
 
 @dataclass(frozen=True)

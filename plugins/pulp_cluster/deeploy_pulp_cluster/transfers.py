@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deeploy_core.tiling.transfers import TransferPrimitives
+from deeploy_core.plugin_api import TransferPrimitives
 
 CLUSTER_DMA = TransferPrimitives(
     headers=("pulp_hal.h", "dc_pulp_transfer.h"),

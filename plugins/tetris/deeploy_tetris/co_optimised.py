@@ -21,7 +21,7 @@ from typing import Sequence
 
 from ortools.sat.python import cp_model
 
-from deeploy_core.allocation import AllocationProblem, AllocationSolution, ModelBlock
+from deeploy_core.plugin_api import AllocationProblem, AllocationSolution, ModelBlock
 from deeploy_tetris.random_order import TetrisRandomAllocator, peak_of
 
 

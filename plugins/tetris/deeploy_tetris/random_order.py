@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from deeploy_core.allocation import AllocationProblem, AllocationSolution, stack_in_order
+from deeploy_core.plugin_api import AllocationProblem, AllocationSolution, stack_in_order
 
 
 def tetris_offsets(problem: AllocationProblem, order: list[str]) -> dict[str, int]:

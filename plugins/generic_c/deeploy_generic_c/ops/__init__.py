@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from deeploy_core.mapping import NodeMapper
+from deeploy_core.plugin_api import NodeMapper
 
 
 def collect_mappers() -> dict[str, tuple[NodeMapper, ...]]:

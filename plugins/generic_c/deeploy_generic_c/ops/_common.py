@@ -7,9 +7,16 @@ from typing import Iterable
 
 import numpy as np
 
-from deeploy_core.ir import Buffer
-from deeploy_core.ir.dtypes import FLOAT32
-from deeploy_core.mapping import NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker
+from deeploy_core.plugin_api import (
+    FLOAT32,
+    Buffer,
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+)
 
 HEADERS = ("dcg_kernels.h",)
 MAX_DIMS = 8

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.ir import Buffer
-from deeploy_core.mapping import NodeMismatch, attribute
+from deeploy_core.plugin_api import Buffer, NodeMismatch, attribute
 
 
 @dataclass(frozen=True)

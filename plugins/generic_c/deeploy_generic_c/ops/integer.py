@@ -13,9 +13,10 @@ import math
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.ir import Buffer, NetworkContext
-from deeploy_core.ir.dtypes import INT32
-from deeploy_core.mapping import (
+from deeploy_core.plugin_api import (
+    INT32,
+    Buffer,
+    NetworkContext,
     NodeBinding,
     NodeMapper,
     NodeMismatch,

@@ -7,16 +7,17 @@ import math
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.codegen.literals import c_array_values
-from deeploy_core.ir import Buffer, NetworkContext
-from deeploy_core.ir.dtypes import INT64
-from deeploy_core.mapping import (
+from deeploy_core.plugin_api import (
+    INT64,
+    Buffer,
+    NetworkContext,
     NodeMapper,
     NodeMismatch,
     NodeParser,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
+    c_array_values,
     is_present,
 )
 from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding

@@ -6,9 +6,9 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.ir import NetworkContext
-from deeploy_core.ir.dtypes import FLOAT32
-from deeploy_core.mapping import (
+from deeploy_core.plugin_api import (
+    FLOAT32,
+    NetworkContext,
     NodeMapper,
     NodeMismatch,
     NodeParser,

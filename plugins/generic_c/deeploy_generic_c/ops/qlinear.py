@@ -15,8 +15,16 @@ import math
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.ir import Buffer, NetworkContext
-from deeploy_core.mapping import NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, attribute, is_present
+from deeploy_core.plugin_api import (
+    Buffer,
+    NetworkContext,
+    NodeMismatch,
+    NodeParser,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+    is_present,
+)
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
 from deeploy_generic_c.ops.integer import INLINE, _loops

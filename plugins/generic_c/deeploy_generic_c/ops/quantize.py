@@ -13,8 +13,15 @@ import math
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.ir import NetworkContext
-from deeploy_core.mapping import NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, attribute, is_present
+from deeploy_core.plugin_api import (
+    NetworkContext,
+    NodeMismatch,
+    NodeParser,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+    is_present,
+)
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops.integer import INLINE
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.ir import NetworkContext
-from deeploy_core.ir.dtypes import FLOAT32, INT64
-from deeploy_core.mapping import (
+from deeploy_core.plugin_api import (
+    FLOAT32,
+    INT64,
+    NetworkContext,
     NodeMapper,
     NodeMismatch,
     NodeParser,
