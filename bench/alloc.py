@@ -1,13 +1,15 @@
 """Run a registered allocator on allocation instances and print how it did.
 
     python bench/alloc.py --allocator NAME [--capacity N] [--time-limit S] [--output SOLUTION.csv|DIR]
-                          [--option KEY=VALUE …] INSTANCE.csv…
+                          [--option NAME=VALUE …] INSTANCE.csv…
 
 Instances are ``id,lower,upper,size`` CSVs (half-open lifetimes): the published MiniMalloc benchmarks
 (``../shared/bench/alloc/minimalloc-challenging/``, capacity in the file name) and the peer networks'
 arenas exported by ``bench/export_alloc_instances.py``. Without a capacity (none given, none in the file
-name) the allocator minimises the peak. ``--option KEY=VALUE`` passes a keyword option to the allocator's
-factory (the value read as a YAML scalar), e.g. ``--option mode=minimise`` for MiniMalloc. Every solution is checked by the core's independent verifier.
+name) the allocator minimises the peak. ``--option NAME=VALUE`` sets an option the allocator declares, checked
+against its schema exactly as ``deeploy-core compile --option`` checks it (``deeploy-core plugins --json`` lists
+them), e.g. ``--option mode=minimise`` for MiniMalloc; ``--time-limit S`` sets its ``time_limit``. Every solution is
+checked by the core's independent verifier.
 
 Per instance: buffers, lower bound (max live bytes), peak found, gap to the bound, whether it was solved
 at the capacity, and the time. Solutions are written as ``id,lower,upper,size,offset`` (one instance:
@@ -18,45 +20,29 @@ when any instance is not solved, 2 on a usage error.
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from deeploy_core.allocation import find_allocation_errors, read_instance, write_solution
 from deeploy_core.errors import DeeployError
+from deeploy_core.options.assignments import OptionAssignment, parse_option_text
+from deeploy_core.options.resolution import SelectedExtension, resolve_options
 from deeploy_core.plugins import PluginHost, PluginSelection
 
 
-def parse_option(text: str) -> tuple[str, Any]:
-    """``"mode=minimise"`` → ``("mode", "minimise")``; the value is a YAML scalar (``60`` is an int, ``null`` None)."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise DeeployError(f"--option {text!r}: expected KEY=VALUE")
-    parsed = yaml.safe_load(value) if value.strip() else ""
-    if isinstance(parsed, (dict, list)):
-        raise DeeployError(f"--option {text!r}: the value must be a scalar")
-    return key.strip(), parsed
-
-
-def make_allocator(host: PluginHost, name: str, time_limit: float | None, extra: dict[str, Any]) -> Any:
-    options: dict[str, Any] = dict(extra)
+def make_allocator(host: PluginHost, name: str, time_limit: float | None, texts: list[str]) -> Any:
+    """The allocator ``name`` made with the options given, resolved like a compile resolves them: only what the
+    allocator declares, typed and range-checked, defaults for the rest."""
+    assignments = [parse_option_text(text) for text in texts]
     if time_limit is not None:
-        options["time_limit"] = time_limit
-    factory = host.extension("allocator", name).factory
-    parameters = inspect.signature(factory).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    unknown = sorted(key for key in options if key not in parameters and not takes_any)
-    if unknown:
-        accepted = sorted(key for key, p in parameters.items()
-                          if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
-        raise DeeployError(f"allocator {name!r} takes no option {', '.join(map(repr, unknown))} "
-                           f"(it takes: {', '.join(accepted) or 'none'})")
-    return host.create("allocator", name, **options)
+        assignments.append(OptionAssignment("time_limit", time_limit, f"--time-limit {time_limit:g}"))
+    selected = [SelectedExtension("allocator", host.extension("allocator", name))]
+    installed = [SelectedExtension("allocator", extension) for extension in host.extensions("allocator")]
+    values = resolve_options(selected, assignments, installed).values_of("allocator", name)
+    return host.create("allocator", name, **values)
 
 
 def solution_path(output: Path | None, instance: Path, several: bool) -> Path | None:
@@ -74,14 +60,13 @@ def main() -> int:
     parser.add_argument("--capacity", type=int, default=None, help="bytes (default: from the file name, else minimise)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds, passed to the allocator")
     parser.add_argument("--output", type=Path, default=None)
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="keyword option for the allocator (repeatable)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an option the allocator declares (repeatable)")
     parser.add_argument("instances", nargs="+", type=Path)
     args = parser.parse_args()
     try:
         host = PluginHost.discover(PluginSelection.from_options(os.environ))
-        options = dict(parse_option(text) for text in args.option)
-        allocator = make_allocator(host, args.allocator, args.time_limit, options)
+        allocator = make_allocator(host, args.allocator, args.time_limit, args.option)
         problems = [(path, read_instance(path, args.capacity)) for path in args.instances]
     except DeeployError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -48,12 +48,13 @@ CONFIGURATIONS: tuple[Configuration, ...] = (
 
 IGNORED_REPORT_KEYS: tuple[str, ...] = (
     "layers[].code_transformations",
+    "options",
 )
 """report.json keys that a change may add without changing the compiler's output: removed before digesting.
 
 ``layers[].code_transformations``: the names of the code transformations that ran on each layer, in order
-(issue 18 item 4, recorded from then on).  A path is dot-separated keys; ``[]`` applies the rest to every item of
-a list."""
+(issue 18 item 4, recorded from then on).  ``options``: the option values each selected extension was made with
+(issue 18 item 3).  A path is dot-separated keys; ``[]`` applies the rest to every item of a list."""
 
 REPORT = "report.json"
 

@@ -17,6 +17,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.ir import DataType
 from deeploy_core.network import GeneratedNetwork
+from deeploy_core.options.assignments import OptionAssignment, mapping_assignments, short_flag_assignments
 from deeploy_core.plugins import PluginHost
 from deeploy_core.temporary_paths import scratch_folder
 from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_network
@@ -27,7 +28,20 @@ from deeploy_core.validate.sample_types import sample_types, with_sample_types
 
 @dataclass(frozen=True)
 class CompileOptions:
-    """What to compile for: platform and the optional wrappers, by name."""
+    """What to compile for: platform and the optional wrappers by name, the core's settings, and the values of
+    the selected extensions' own options.
+
+    ``options`` holds extension options as ``--option`` takes them: by name
+    (``{"cores": 8}``) or qualified by kind or extension name
+    (``{"allocator.seed": 3}``, ``{"tetris-random.seed": 3}``); values may be
+    text (parsed like the command line's) or of the option's type.
+    ``level_sizes``, ``cores`` and ``tiling_strategy`` are conveniences equal
+    to the short flags ``--l1/--l2/--l3``, ``--cores`` and
+    ``--tiling-strategy``: each sets one option of the selected memory level,
+    platform or tiler (``l1``, ``cores``, ``strategy``), with the short flag's
+    messages when that extension does not declare it.  A level size also
+    turns tiling on, as ``--l1`` does.
+    """
 
     platform: str
     memory_level: str | None = None
@@ -38,19 +52,28 @@ class CompileOptions:
     quantization: str = "exact"
     network_name: str | None = None
     level_sizes: dict[str, int] = field(default_factory=dict)
-    """Memory level sizes in bytes by level name (``--l1``/``--l2``/``--l3``); an L1 size turns tiling on."""
+    """``--l1``/``--l2``/``--l3``: the memory level's size options by level name (``{"L1": 16000}`` sets ``l1``);
+    a level size turns tiling on."""
     buffering: str | None = None
     """``--buffering``: a shorthand that selects the built-in tiler of that scheme (None: the tiler decides)."""
     memory_hierarchy: str | None = None
     """A memory-level name or a YAML hierarchy file."""
-    tiling_strategy: str = "max"
+    tiling_strategy: str | None = None
+    """``--tiling-strategy``: the tiler's ``strategy`` option (None: the tiler's default)."""
     tiling_from: Path | None = None
     """A ``report.json`` of an earlier compile whose tiling solution and memory map are reused."""
     cores: int | None = None
-    """Cores of a cluster platform (``--cores``); None: the platform's default."""
+    """``--cores``: the platform's ``cores`` option (None: the platform's default)."""
     code_transformations: tuple[str, ...] = ()
     """Installed code transformations to run (``--code-transformation``, in order) besides those the platform's
     chain includes; an installed transformation that nobody names does not run."""
+    options: dict[str, object] = field(default_factory=dict)
+    """Values of the selected extensions' declared options (``--option NAME=VALUE``), by name or qualified name."""
+
+    def option_assignments(self) -> tuple[OptionAssignment, ...]:
+        """What the short-flag fields and :attr:`options` ask of the selected extensions, for resolution."""
+        return (*short_flag_assignments(self.level_sizes, self.cores, self.tiling_strategy),
+                *mapping_assignments(self.options))
 
 
 def compile_model(
@@ -60,11 +83,14 @@ def compile_model(
     progress: ProgressLike = None,
     state_dir: Path | None = None,
 ) -> tuple[Deployer, GeneratedNetwork]:
-    """Compose the deployer the options name and run every stage on ``model_path``."""
+    """Compose the deployer the options name and run every stage on ``model_path``.
+
+    report.json gains ``options``: the values every selected extension was
+    made with, per kind (see :meth:`ExtensionOptions.to_report
+    <deeploy_core.options.resolved.ExtensionOptions.to_report>`).
+    """
     memory_level, tiler, extra = tiling_choice(options, platform_memory_level(host, options.platform),
                                                lambda name: declared_buffering(host, name))
-    if options.cores is not None:
-        extra["cores"] = check_cores(host, options.platform, options.cores)
     choice = DeployerChoice(
         platform=options.platform,
         memory_level=memory_level,
@@ -78,9 +104,11 @@ def compile_model(
             "code_transformations": tuple(options.code_transformations),
             **extra,
         },
+        assignments=options.option_assignments(),
     )
     deployer = compose_deployer(host, choice)
     generated = deployer.deploy(str(model_path), progress, _state_exporter(state_dir) if state_dir else None)
+    generated.report["options"] = deployer.compilation.extension_options.to_report()
     return deployer, generated
 
 
@@ -97,17 +125,6 @@ def platform_memory_level(host: PluginHost, platform: str) -> str | None:
     return _registration(host, platform, "memory_level", None)  # type: ignore[return-value]
 
 
-def check_cores(host: PluginHost, platform: str, cores: int) -> int:
-    """``cores`` if the platform has that many (its registration's ``max_cores``), else a one-line error."""
-    registered = _registration(host, platform, "max_cores", cores)
-    most = registered if isinstance(registered, int) else cores
-    if most == 1 and cores != 1:
-        raise DeeployError(f"--cores {cores}: platform {platform!r} has a single core; --cores is for cluster platforms")
-    if not 1 <= cores <= most:
-        raise DeeployError(f"--cores {cores}: platform {platform!r} has at most {most} cores")
-    return cores
-
-
 UNKNOWN_TILER = "?"
 """What :func:`declared_buffering` answers for a tiler nobody registered (composing reports it)."""
 
@@ -122,7 +139,7 @@ def declared_buffering(host: PluginHost, tiler: str) -> str | None:
 def tiling_choice(options: CompileOptions, platform_level: str | None = None,
                   tiler_buffering: Callable[[str], str | None] | None = None,
                   ) -> tuple[str | None, str | None, dict[str, object]]:
-    """(memory level, tiler, deployer options) implied by the tiling options.
+    """(memory level, tiler, core settings for the deployer) implied by the tiling options.
 
     A level size, a memory level or hierarchy, a tiler or a buffering turns the
     memory-aware, tiled flow on; the built-in two-level hierarchy and single buffering are
@@ -138,7 +155,7 @@ def tiling_choice(options: CompileOptions, platform_level: str | None = None,
     from deeploy_core.tiling.loading import load_tiling, tiler_of_report
 
     memory_level, tiler = options.memory_level, options.tiler
-    extra: dict[str, object] = {"level_sizes": dict(options.level_sizes), "tiling_strategy": options.tiling_strategy}
+    extra: dict[str, object] = {}
     if options.memory_hierarchy is not None:
         path = Path(options.memory_hierarchy)
         if path.suffix in (".yaml", ".yml") or path.exists():

@@ -14,6 +14,8 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from deeploy_core.options.spec import OptionSpec, check_option_specs
+
 if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
     from deeploy_core.tiling.geometry import TileConstraint
 
@@ -42,6 +44,14 @@ class Extension:
 
     ``name`` is what users type on the command line (``--allocator NAME``), so it
     is restricted to lower-case letters, digits, ``.``, ``_`` and ``-``.
+
+    ``options`` declares what the extension can be told per compile
+    (:class:`~deeploy_core.options.OptionSpec`: name, type, default, help).
+    When the compile selects the extension, the core checks the user's
+    ``--option NAME=VALUE`` against them and calls ``factory`` with every
+    declared option as a keyword argument (the given value or the default),
+    so the factory's keyword defaults should equal the declared ones: it is
+    also called without them (``host.create`` in a plugin's own tests).
     """
 
     kind: ClassVar[str] = "extension"
@@ -50,6 +60,7 @@ class Extension:
     factory: Callable[..., Any]
     description: str = ""
     version: str = ""
+    options: tuple[OptionSpec, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_PATTERN.match(self.name):
@@ -58,15 +69,20 @@ class Extension:
             )
         if not callable(self.factory):
             raise TypeError(f"{self.kind} {self.name!r}: factory must be callable, got {type(self.factory).__name__}")
+        object.__setattr__(self, "options", check_option_specs(f"{self.kind} {self.name!r}", self.options))
 
 
 @dataclass(frozen=True, kw_only=True)
 class PlatformExtension(Extension):
     """A deployment platform.
 
-    ``factory(**options)`` returns the platform's deployer (a
+    ``factory(**settings, **options)`` returns the platform's deployer (a
     :class:`deeploy_core.deployer.Deployer`), which owns the engines, op
     mappings, buffer kinds and default memory hierarchy of the platform.
+    ``settings`` are the core's (input shapes and types, quantization, …),
+    which the factory passes on to the deployer; ``options`` are the values of
+    the platform's own declared options (a cluster's ``cores``: ``--cores N``
+    sets it, and a platform that declares no ``cores`` runs on one core).
     ``memory_level`` names the memory level (registered by the same or another
     plugin) the platform always compiles with, for targets whose kernels can
     only read a small compute memory; None (the default) compiles untiled
@@ -76,8 +92,6 @@ class PlatformExtension(Extension):
     kind: ClassVar[str] = "platform"
 
     memory_level: str | None = None
-    max_cores: int = 1
-    """The most cores ``--cores`` may ask for (a cluster platform takes ``cores`` as a factory option)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,7 +100,9 @@ class MemoryLevelExtension(Extension):
 
     ``factory(deployer, **options)`` wraps a platform deployer into a
     memory-level deployer wrapper.  ``platforms`` lists the platforms it fits;
-    an empty tuple means any platform.
+    an empty tuple means any platform.  Its level sizes are options, one per
+    level named after it in lower case
+    (:func:`~deeploy_core.options.level_size_options`; ``--l1`` sets ``l1``).
     """
 
     kind: ClassVar[str] = "memory_level"
@@ -100,6 +116,8 @@ class TilerExtension(Extension):
 
     ``factory(deployer, allocator, **options)`` wraps a memory-level deployer
     into a tiler deployer wrapper that uses ``allocator`` for its memory maps.
+    A tiler with a search objective declares it as option ``strategy``
+    (``--tiling-strategy`` sets it).
     """
 
     kind: ClassVar[str] = "tiler"
@@ -218,6 +236,8 @@ class OperatorExtension(Extension):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.options:
+            raise ValueError(f"operator {self.name!r}: operators take no options (nothing selects them per compile)")
         if not self.platform or not self.op_type:
             raise ValueError(f"operator {self.name!r}: platform and op_type are required")
         if not _OP_TYPE_PATTERN.match(self.op_type):

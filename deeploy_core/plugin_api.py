@@ -64,6 +64,8 @@ from deeploy_core.extensions import OperatorNumerics as OperatorNumerics
 from deeploy_core.extensions import PlatformExtension as PlatformExtension
 from deeploy_core.extensions import TilerExtension as TilerExtension
 from deeploy_core.extensions import TransformationPoint as TransformationPoint
+from deeploy_core.options import OptionSpec as OptionSpec
+from deeploy_core.options import level_size_options as level_size_options
 from deeploy_core import hookspecs as _hookspecs
 from deeploy_core import plugin_api_version as _version
 
@@ -312,7 +314,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    # contract, hook marker, descriptors and errors (imported with the module)
+    # contract, hook marker, descriptors, their options and errors (imported with the module)
     "API_VERSION",
     "hookimpl",
     "Extension",
@@ -324,6 +326,8 @@ __all__ = [
     "TransformationPoint",
     "OperatorExtension",
     "OperatorNumerics",
+    "OptionSpec",
+    "level_size_options",
     "DeeployError",
     "PluginError",
     # data types and buffers

@@ -266,6 +266,8 @@ def check_memory_hierarchy(_: Workspace, command: str, outcomes: list[CliOutcome
 def check_l1(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     small, large = reports(outcomes)
     assert (capacities(small)["L1"], capacities(large)["L1"]) == (4000, 64000)
+    assert [report["options"]["memory_level"] for report in (small, large)] == [
+        {"name": "l2-l1", "values": {"l1": size, "l2": None}} for size in (4000, 64000)]
     assert tiles(small)[0] > 1 and set(tiles(large)) == {1}
     assert small["memory_levels"]["L1"]["used"] <= 4000
     if code := network_c(outcomes):
@@ -290,6 +292,7 @@ def check_l3(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
 def check_cores(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     two, eight = reports(outcomes)
     for report, cores in ((two, 2), (eight, 8)):
+        assert report["options"]["platform"] == {"name": "pulp-cluster", "values": {"cores": cores}}
         assert report["cluster"]["cores"] == cores and len(report["estimate"]["macs_per_core"]) == cores
         for layer in report["tiling"]["layers"]:
             assert layer["cluster"]["cores"] == cores and len(layer["cluster"]["work"]) == cores
@@ -301,9 +304,13 @@ def check_cores(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
 
 
 def check_tiling_strategy(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
-    fewest, smallest = reports(outcomes)
+    fewest, smallest = reports(outcomes[:2])
     assert (fewest["tiling"]["strategy"], smallest["tiling"]["strategy"]) == ("max", "min")
+    assert [report["options"]["tiler"]["values"] for report in (fewest, smallest)] == [{"strategy": "max"},
+                                                                                       {"strategy": "min"}]
     assert sum(tiles(smallest)) > sum(tiles(fewest))
+    one_error(outcomes[2], r"^error: --tiling-strategy min: tiling is off, so no tiler uses a strategy; turn tiling "
+                           r"on with --l1, --memory-level or --tiler, or drop the option$")
 
 
 def check_tiling_from(workspace: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
@@ -332,6 +339,22 @@ def check_code_transformation(_: Workspace, command: str, outcomes: list[CliOutc
         ("memory-passthrough", "closure")}, "no installed transformation runs unless it is named"
     one_error(named, r"^error: --code-transformation dc-not-installed, but no installed plugin registers a code "
                      r"transformation of that name \(available: none\)$")
+
+
+def check_option(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    """``--option`` sets a declared option of a selected extension (here tetris-random's seed, by name and
+    qualified), report.json records it, and an option no selected extension declares is one line."""
+    first, second = reports(outcomes[:2])
+    assert [report["options"]["allocator"] for report in (first, second)] == [
+        {"name": "tetris-random", "values": {"seed": seed, "tries": 1}} for seed in (1, 2)]
+    offsets = [[buffer["offset"] for buffer in report["memory"]["buffers"]] for report in (first, second)]
+    assert offsets[0] != offsets[1], "another seed, another order"
+    if code := network_c(outcomes[:2]):
+        assert code[0] != code[1]
+    one_error(outcomes[2], r"^error: --option seed=1: no selected extension takes an option 'seed' \(the selected "
+                           r"ones take: platform 'generic-c': no options; allocator 'first-fit': no options\); 'seed' "
+                           r"is an option of allocator 'tetris-coopt' .*allocator 'tetris-random' \(select it with "
+                           r"--allocator tetris-random\), which are not selected$")
 
 
 def check_quiet(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
@@ -455,10 +478,17 @@ SHARED_EFFECTS: dict[str, Effect] = {
                         reason="generic-c has one core and refuses --cores (test_cli_compile checks the message)"),
     "--buffering": Variants("cnn", ((*L1_SMALL, "--buffering", "single"), (*L1_SMALL, "--buffering", "double")),
                             check_buffering_scheme),
-    "--tiling-strategy": Variants("cnn", (L1_SMALL, (*L1_SMALL, "--tiling-strategy", "min")), check_tiling_strategy),
+    "--tiling-strategy": Variants("cnn", (L1_SMALL, (*L1_SMALL, "--tiling-strategy", "min"), ("--tiling-strategy", "min")),
+                                  check_tiling_strategy),
     "--tiling-from": Variants("cnn", (L1_SMALL, (*L1_SMALL, "--tiling-from", "@min_tiling.json")), check_tiling_from),
     "--quantization": Variants("qdq_conv", ((), ("--quantization", "fixed-point")), check_quantization),
     "--quiet": Variants("cnn", ((), ("--quiet",)), check_quiet),
+    "--option": Variants(
+        "two_branch_mlp", (("--allocator", "tetris-random", "--option", "tries=1", "--option", "seed=1"),
+                           ("--allocator", "tetris-random", "--option", "tries=1", "--option", "allocator.seed=2"),
+                           ("--option", "seed=1")), check_option,
+        reason="an allocator's seed moves buffers on a network whose buffers can be ordered several ways; the bundled "
+             "allocators declare options (tests/test_installed_plugins.py shows a third-party plugin's option)"),
     "--code-transformation": Variants(
         "cnn", ((), ("--code-transformation", "dc-not-installed")), check_code_transformation,
         reason="no bundled plugin registers a code transformation, so here a name is refused in one line; "

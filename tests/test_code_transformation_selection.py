@@ -116,6 +116,23 @@ def test_the_platforms_chain_includes_its_transformations_by_name(cnn_path: Path
         "the platform's names come first; a name given twice runs once"
 
 
+def test_options_reach_the_transformations_of_the_platforms_chain(cnn_path: Path) -> None:
+    """The platform names its chain only once it exists: its transformations' options resolve all the same."""
+    host = make_host(True, (MarkedPlatform(), "marked-platform"))
+    _, labelled = compile_model(cnn_path, CompileOptions(platform="marked-c", options={"label": "from-the-chain"}), host)
+    assert "/* from-the-chain */" in labelled.files["Network.c"] and "/* dc-mark-a */" not in labelled.files["Network.c"]
+    assert labelled.report["options"]["code_transformation"] == [{"name": "dc-mark-a",
+                                                                  "values": {"label": "from-the-chain"}}]
+    _, both = compile_model(cnn_path, CompileOptions(platform="marked-c", code_transformations=("dc-mark-b",),
+                                                     options={"dc-mark-b.label": "user-named"}), host)
+    assert set(mark_order(both.files["Network.c"])) == {"dc-mark-a"}, "dc-mark-b writes its label instead"
+    assert both.files["Network.c"].count("/* user-named */") == both.files["Network.c"].count("/* dc-mark-a */") > 0
+    with pytest.raises(DeeployError, match=r"^--option label=x: code transformation 'dc-mark-a' and code "
+                                           r"transformation 'dc-mark-b' both take an option 'label'"):
+        compile_model(cnn_path, CompileOptions(platform="marked-c", code_transformations=("dc-mark-b",),
+                                               options={"label": "x"}), host)
+
+
 def test_tiled_layers_run_the_tilers_transformation_first(cnn_path: Path, runtime_cache: Path) -> None:
     options = CompileOptions(platform="generic-c", level_sizes={"L1": 8000}, code_transformations=("dc-mark-a",))
     generated, result = validate_model(cnn_path, options, make_host(marks=True), cache_dir=runtime_cache)

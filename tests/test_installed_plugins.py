@@ -374,3 +374,52 @@ def test_a_selected_code_transformation_validates_and_a_wrong_one_is_one_line(pl
         assert refused.returncode == 2
         assert refused.stderr.strip() == f"error: --code-transformation {name}, {problem}"
         assert not (tmp_path / name).exists()
+
+
+# -- a plugin-declared option, end to end --------------------------------------------------------------
+
+
+def test_a_plugin_declared_option_is_listed_checked_used_and_recorded(plugin_venv: Path, tmp_path: Path) -> None:
+    """layer-marks' transformations declare ``label``: --help and plugins --json list it, --option sets it (the
+    comment in Network.c changes), report.json records it, and a wrong use is one line."""
+    pytest.importorskip("deeploy_generic_c", reason="the generic C plugin (plugins/generic_c) is not installed")
+    quiet = ("dup-b", "shadow")
+    label = {"name": "label", "type": "str", "default": "dc-mark-a", "help": "the comment this mark adds to every layer",
+             "choices": None, "minimum": None, "maximum": None}
+    assert listing(plugin_venv)[MARKS]["options"]["code_transformation"]["dc-mark-a"] == [label]
+    helped = run_cli(plugin_venv, "--disable-plugin", "dup-b", "compile", "--help")
+    assert helped.returncode == 0, helped.stderr
+    section = helped.stdout.split("Extension options")[1]
+    assert "code transformation 'dc-mark-a':" in section and "label=STR" in section
+    assert "the comment this mark adds to every layer (default dc-mark-a)" in " ".join(section.split())
+
+    _, plain = compile_mlp(plugin_venv, tmp_path / "plain", "--code-transformation", "dc-mark-a", disabled=quiet)
+    _, labelled = compile_mlp(plugin_venv, tmp_path / "labelled", "--code-transformation", "dc-mark-a",
+                              "--option", "label=marked-by-option", disabled=quiet)
+    assert "/* dc-mark-a */" in plain["Network.c"].decode() and b"marked-by-option" not in plain["Network.c"]
+    network = labelled["Network.c"].decode()
+    assert "/* marked-by-option */" in network and "/* dc-mark-a */" not in network
+    for files, value in ((plain, "dc-mark-a"), (labelled, "marked-by-option")):
+        assert json.loads(files["report.json"])["options"]["code_transformation"] == [
+            {"name": "dc-mark-a", "values": {"label": value}}]
+
+    _, both = compile_mlp(plugin_venv, tmp_path / "both", "--code-transformation", "dc-mark-a",
+                          "--code-transformation", "dc-mark-b", "--option", "dc-mark-b.label=second", disabled=quiet)
+    assert [entry["values"]["label"] for entry in json.loads(both["report.json"])["options"]["code_transformation"]] \
+        == ["dc-mark-a", "second"]
+    model = tmp_path / "mlp.onnx"
+    disabling = ("--disable-plugin", "dup-b", "--disable-plugin", "shadow")
+    for switches, message in (
+        (("--code-transformation", "dc-mark-a", "--code-transformation", "dc-mark-b", "--option", "label=x"),
+         "error: --option label=x: code transformation 'dc-mark-a' and code transformation 'dc-mark-b' both take an "
+         "option 'label'; say which with a qualifier, e.g. --option dc-mark-a.label=x"),
+        (("--option", "label=x"),
+         "error: --option label=x: no selected extension takes an option 'label' (the selected ones take: platform "
+         "'generic-c': no options; allocator 'first-fit': no options); 'label' is an option of code transformation "
+         "'dc-cluster-only' (select it with --code-transformation dc-cluster-only), code transformation 'dc-mark-a' "
+         "(select it with --code-transformation dc-mark-a), code transformation 'dc-mark-b' (select it with "
+         "--code-transformation dc-mark-b), which are not selected"),
+    ):
+        refused = run_cli(plugin_venv, *disabling, "compile", str(model), "-o", str(tmp_path / "refused"), *switches)
+        assert refused.returncode == 2 and refused.stderr.strip() == message, refused.stderr
+        assert not (tmp_path / "refused").exists()

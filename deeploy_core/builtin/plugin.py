@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Callable
 from deeploy_core.allocation import FirstFitAllocator
 from deeploy_core.extensions import AllocatorExtension, MemoryLevelExtension, TilerExtension
 from deeploy_core.hookspecs import hookimpl
+from deeploy_core.options import OptionSpec, level_size_options
 
 if TYPE_CHECKING:
     from deeploy_core.deployer import Deployer, DeployerWrapper
@@ -35,35 +36,50 @@ BUFFERING_TILERS = {"single": SINGLE_BUFFERING, "double": DOUBLE_BUFFERING}
 """The built-in tiler that ``--buffering`` selects, by buffering scheme."""
 
 
+HOST_TWO_LEVEL_SIZES: tuple[tuple[str, int | None], tuple[str, int | None]] = (("L2", None), ("L1", 64000))
+"""The built-in hierarchy's levels and their default sizes in bytes (None: unbounded)."""
+
+
 def host_two_level_hierarchy() -> MemoryHierarchy:
     """A large home memory (L2, unbounded unless ``--l2``) and a small compute memory (L1, 64000 B unless ``--l1``)."""
     from deeploy_core.memory import MemoryHierarchy, MemoryLevel
 
+    (home, home_size), (compute, compute_size) = HOST_TWO_LEVEL_SIZES
     return MemoryHierarchy(
-        levels=(MemoryLevel("L2", ("L1",), None), MemoryLevel("L1", ("L2",), 64000)),
-        default_level="L2",
-        compute_level="L1",
+        levels=(MemoryLevel(home, (compute,), home_size), MemoryLevel(compute, (home,), compute_size)),
+        default_level=home,
+        compute_level=compute,
     )
 
 
-def _two_level_wrapper(deployer: Deployer | DeployerWrapper) -> MemoryLevelDeployerWrapper:
+def _two_level_wrapper(deployer: Deployer | DeployerWrapper, l1: int | None = None,
+                       l2: int | None = None) -> MemoryLevelDeployerWrapper:
     from deeploy_core.memory import MemoryLevelDeployerWrapper
 
-    return MemoryLevelDeployerWrapper(deployer, host_two_level_hierarchy())
+    return MemoryLevelDeployerWrapper(deployer, host_two_level_hierarchy(), {"L1": l1, "L2": l2})
 
 
 @hookimpl
 def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> None:
     """Two levels for any platform with transfer primitives: tensors live in L2, kernels read tiles from L1."""
     register(MemoryLevelExtension(name=HOST_TWO_LEVEL, factory=_two_level_wrapper,
+                                  options=level_size_options(HOST_TWO_LEVEL_SIZES),
                                   description="L2 home (unbounded) + L1 compute scratch (64000 B) (built in)"))
 
 
-def _tiler(buffering: str, name: str) -> Callable[[Deployer | DeployerWrapper, object], TilerDeployerWrapper]:
-    def make(deployer: Deployer | DeployerWrapper, allocator: object) -> TilerDeployerWrapper:
+TILING_STRATEGIES = ("max", "min", "random-max")
+"""The CP-SAT objectives of the built-in tilers: fewest tiles, smallest tiles, a seeded mix."""
+
+STRATEGY_OPTION = OptionSpec("strategy", str, "max", choices=TILING_STRATEGIES,
+                             help="CP-SAT objective: fewest tiles (max), smallest tiles (min), seeded mix (random-max)")
+"""The built-in tilers' one option (``--tiling-strategy`` sets it)."""
+
+
+def _tiler(buffering: str, name: str) -> Callable[..., TilerDeployerWrapper]:
+    def make(deployer: Deployer | DeployerWrapper, allocator: object, strategy: str = "max") -> TilerDeployerWrapper:
         from deeploy_core.tiling.wrapper import TilerDeployerWrapper
 
-        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, name=name)
+        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, strategy=strategy, name=name)
 
     return make
 
@@ -72,6 +88,8 @@ def _tiler(buffering: str, name: str) -> Callable[[Deployer | DeployerWrapper, o
 def register_tilers(register: Callable[[TilerExtension], None]) -> None:
     """Layer-wise CP-SAT tiling with one or two buffers per tile."""
     register(TilerExtension(name=SINGLE_BUFFERING, factory=_tiler("single", SINGLE_BUFFERING), buffering="single",
+                            options=(STRATEGY_OPTION,),
                             description="CP-SAT layer-wise tiling, one buffer per tile (built in)"))
     register(TilerExtension(name=DOUBLE_BUFFERING, factory=_tiler("double", DOUBLE_BUFFERING), buffering="double",
+                            options=(STRATEGY_OPTION,),
                             description="CP-SAT layer-wise tiling, next tile fetched during compute (built in)"))

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from deeploy_core.api import compile_model
+from deeploy_core.cli.extension_options_help import CompilingCommand
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
@@ -20,7 +21,7 @@ ESTIMATE_COLUMNS = (("layer", "layer"), ("tiles", "tiles"), ("cycles", "cycles")
                     ("DMA", "dma_cycles"), ("bytes in", "bytes_in"), ("bytes out", "bytes_out"))
 
 
-@click.command("analyze")
+@click.command("analyze", cls=CompilingCommand)
 @model_options
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @quiet_option

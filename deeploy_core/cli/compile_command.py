@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from deeploy_core.api import compile_model
+from deeploy_core.cli.extension_options_help import CompilingCommand
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.output_folder import replace_folder
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
@@ -15,7 +16,7 @@ from deeploy_core.report.memory_plot import write_memory_plot
 from deeploy_core.report.plot_levels import memory_plot_levels
 
 
-@click.command("compile")
+@click.command("compile", cls=CompilingCommand)
 @model_options
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path, file_okay=False), required=True,
               help="Folder for the generated files (created; replaced only with --force).")

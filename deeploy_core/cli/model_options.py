@@ -15,6 +15,7 @@ from deeploy_core.frontend.input_shapes import parse_input_shape
 from deeploy_core.ir import DataType
 from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
 from deeploy_core.lowering.integer_types import deeploy_input_type
+from deeploy_core.options.assignments import parse_option_text
 from deeploy_core.validate.data import graph_input_specs, load_npz_by_position
 
 DEFAULT_PLATFORM = "generic-c"
@@ -22,7 +23,7 @@ DEFAULT_PLATFORM = "generic-c"
 
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape/-type, --quantization,
-    --code-transformation."""
+    --code-transformation, --option and the short flags of extension options (--l1, --cores, --tiling-strategy…)."""
     decorators = [
         click.argument("model", type=click.Path(path_type=Path)),
         click.option("--platform", default=DEFAULT_PLATFORM, show_default=True, help="Platform to compile for."),
@@ -42,17 +43,22 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--memory-hierarchy", default=None, metavar="NAME|FILE.yaml",
                      help="Memory hierarchy: a registered memory-level name or a YAML file (turns tiling on)."),
         click.option("--l1", "l1", type=click.IntRange(1), default=None, metavar="BYTES",
-                     help="Size of level L1; on the generic platform this switches the tiled mode on."),
-        click.option("--l2", "l2", type=click.IntRange(1), default=None, metavar="BYTES", help="Size of level L2."),
-        click.option("--l3", "l3", type=click.IntRange(1), default=None, metavar="BYTES", help="Size of level L3."),
+                     help="Size of level L1: the memory level's option l1; turns tiling on (on generic-c with the "
+                          "built-in l2-l1 hierarchy)."),
+        click.option("--l2", "l2", type=click.IntRange(1), default=None, metavar="BYTES",
+                     help="Size of level L2: the memory level's option l2; turns tiling on."),
+        click.option("--l3", "l3", type=click.IntRange(1), default=None, metavar="BYTES",
+                     help="Size of level L3: the memory level's option l3 (a hierarchy with an L3, e.g. "
+                          "pulp-cluster's); turns tiling on."),
         click.option("--cores", "cores", type=click.IntRange(1), default=None, metavar="N",
-                     help="Cores of a cluster platform (e.g. pulp-cluster, default 8)."),
+                     help="Cores of a cluster platform: the platform's option cores (pulp-cluster: default 8)."),
         click.option("--buffering", type=click.Choice(["single", "double"]), default=None,
                      help="Tile buffers per streamed tensor: a shorthand for --tiler single-buffering|double-buffering "
                           "(double fetches the next tile while the current one computes; turns tiling on). "
                           "Default: the tiler's own scheme, single for the default tiler."),
-        click.option("--tiling-strategy", type=click.Choice(["max", "min", "random-max"]), default="max",
-                     show_default=True, help="CP-SAT objective: fewest tiles (max), smallest tiles (min), seeded mix."),
+        click.option("--tiling-strategy", default=None, metavar="STRATEGY",
+                     help="The tiler's option strategy; the built-in tilers' CP-SAT objective: fewest tiles (max, "
+                          "their default), smallest tiles (min), seeded mix (random-max)."),
         click.option("--tiling-from", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
                      metavar="REPORT.json", help="Reuse the tiling solution and memory map of an earlier compile."),
         click.option("--quantization", type=click.Choice(["exact", "fixed-point"]), default="exact", show_default=True,
@@ -62,6 +68,10 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Run the installed code transformation NAME on every layer (repeatable; they run in the "
                           "order given, after those the platform's chain includes). An installed transformation "
                           "runs only when named here or by the platform."),
+        click.option("--option", "extension_options", multiple=True, metavar="NAME=VALUE",
+                     help="Set an option of a selected extension (platform, memory level, tiler, allocator, code "
+                          "transformation), repeatable; KIND.NAME=VALUE or EXTENSION.NAME=VALUE when two selected "
+                          "extensions declare NAME. The options of the installed extensions are listed below."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)
@@ -83,10 +93,11 @@ def compile_options(
     l2: int | None = None,
     l3: int | None = None,
     buffering: str | None = None,
-    tiling_strategy: str = "max",
+    tiling_strategy: str | None = None,
     tiling_from: Path | None = None,
     cores: int | None = None,
     code_transformations: tuple[str, ...] = (),
+    extension_options: tuple[str, ...] = (),
 ) -> CompileOptions:
     """The parsed form of :func:`model_options`."""
     types = data_input_types(model, input_types_from) if input_types_from else {}
@@ -107,7 +118,21 @@ def compile_options(
         tiling_from=tiling_from,
         cores=cores,
         code_transformations=tuple(code_transformations),
+        options=parse_extension_options(extension_options),
     )
+
+
+def parse_extension_options(texts: tuple[str, ...]) -> dict[str, object]:
+    """``--option`` texts as ``{"NAME" or "QUALIFIER.NAME": "VALUE"}``; a key given twice is refused, never
+    silently overwritten (the values are checked against the extensions' schemas when the compile resolves them)."""
+    given: dict[str, object] = {}
+    for text in texts:
+        assignment = parse_option_text(text)
+        if assignment.target in given:
+            raise DeeployError(f"--option {text}: {assignment.target!r} is already given "
+                               f"(--option {assignment.target}={given[assignment.target]}); give it once")
+        given[assignment.target] = assignment.value
+    return given
 
 
 def parse_input_type(text: str) -> tuple[str, DataType]:

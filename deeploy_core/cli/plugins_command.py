@@ -9,7 +9,8 @@ from rich.console import Console
 
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.table_output import TextTable, print_table
-from deeploy_core.plugins import PluginRecord, PluginStatus
+from deeploy_core.errors import DeeployError
+from deeploy_core.plugins import PluginHost, PluginRecord, PluginStatus
 
 _STATUS_STYLE = {PluginStatus.OK: "green", PluginStatus.FAILED: "red", PluginStatus.DISABLED: "yellow",
                  PluginStatus.CONFLICT: "magenta"}
@@ -23,7 +24,8 @@ def plugins_command(session: CliSession, as_json: bool, include_builtin: bool) -
     """List plugins: name, distribution, version, hooks, extensions and status."""
     records = session.host.plugins(include_builtin=include_builtin)
     if as_json:
-        click.echo(json.dumps([record.to_json() for record in records], indent=2, sort_keys=True))
+        listing = [{**record.to_json(), "options": _declared_options(session.host, record)} for record in records]
+        click.echo(json.dumps(listing, indent=2, sort_keys=True))
         return
     if not records:
         click.echo("No plugins installed." + ("" if include_builtin else " (--all also lists the built-ins)"))
@@ -42,3 +44,18 @@ def _table(records: list[PluginRecord]) -> TextTable:
         table.add_row(record.name, record.distribution, record.version, provides or "-", status,
                       style={"status": _STATUS_STYLE[record.status]})
     return table
+
+
+def _declared_options(host: PluginHost, record: PluginRecord) -> dict[str, dict[str, list[dict[str, object]]]]:
+    """Kind → extension name → the options it declares (name, type, default, help, choices, bounds), for every
+    extension this plugin registered and the host uses (a name that lost a conflict shows nothing here)."""
+    listing: dict[str, dict[str, list[dict[str, object]]]] = {}
+    for kind, names in record.extensions.items():
+        for name in sorted(names):
+            try:
+                registered = host.registry.get(kind, name)  # listing is not using: no duplicate warnings
+            except DeeployError:
+                continue
+            if registered.origin.plugin == record.name:
+                listing.setdefault(kind, {})[name] = [spec.to_json() for spec in registered.extension.options]
+    return listing

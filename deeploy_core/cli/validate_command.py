@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deeploy_core.api import validate_model
+from deeploy_core.cli.extension_options_help import CompilingCommand
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
@@ -16,7 +17,7 @@ from deeploy_core.cli.terminal_text import terminal_text
 from deeploy_core.errors import printable_line
 
 
-@click.command("validate")
+@click.command("validate", cls=CompilingCommand)
 @model_options
 @click.option("--inputs", "inputs_npz", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Inputs (.npz, bound to graph inputs by position); default: seeded random data.")

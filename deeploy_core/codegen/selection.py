@@ -16,6 +16,7 @@ from typing import Sequence
 from deeploy_core.codegen.execution_block import CodeTransformation
 from deeploy_core.errors import DeeployError, PluginError
 from deeploy_core.extensions import CodeTransformationExtension, ExtensionOrigin
+from deeploy_core.options.resolved import ExtensionOptions
 from deeploy_core.plugins import PluginHost
 
 KIND = CodeTransformationExtension.kind
@@ -70,13 +71,15 @@ def check_selection(host: PluginHost | None, platform: str, platform_chain: Sequ
 
 
 def create_selected(host: PluginHost | None, platform: str, platform_chain: Sequence[str] = (),
-                    user: Sequence[str] = ()) -> list[PluginTransformation]:
-    """Check the selection and create each transformation; a factory result without ``apply`` names its plugin."""
+                    user: Sequence[str] = (), options: ExtensionOptions | None = None) -> list[PluginTransformation]:
+    """Check the selection and create each transformation with its resolved option values (``options``, none:
+    the factory's defaults); a factory result without ``apply`` names its plugin."""
     made = []
     for extension in check_selection(host, platform, platform_chain, user):
         assert host is not None  # check_selection found the extension in it
         registered = host.registered(KIND, extension.name)
-        transformation = host.create(KIND, extension.name)
+        values = options.values_of(KIND, extension.name) if options is not None else {}
+        transformation = host.create(KIND, extension.name, **values)
         selected = PluginTransformation(extension, transformation, registered.origin)
         if not callable(getattr(transformation, "apply", None)):
             raise selected.error(f"creating {KIND} {extension.name!r}", TypeError(

@@ -2,10 +2,11 @@
 
 from deeploy_core.compilation.allocator import Allocator
 from deeploy_core.compilation.code_additions import CodeAdditions
-from deeploy_core.compilation.options import ExtensionOptions, read_deployer_options
+from deeploy_core.compilation.options import read_deployer_options
 from deeploy_core.compilation.results import Results
 from deeploy_core.compilation.settings import CompileSettings
 from deeploy_core.compilation.state import Compilation
+from deeploy_core.options.resolved import ExtensionOptions, ExtensionValues
 
 __all__ = [
     "Allocator",
@@ -13,6 +14,7 @@ __all__ = [
     "Compilation",
     "CompileSettings",
     "ExtensionOptions",
+    "ExtensionValues",
     "Results",
     "read_deployer_options",
 ]

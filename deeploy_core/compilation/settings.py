@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from deeploy_core.ir import DataType
+from deeploy_core.tiling.solution import TilingSolution
 
 
 @dataclass(frozen=True)
 class CompileSettings:
-    """Input shapes and types, quantization, the network's name and the chosen code transformations.
+    """Input shapes and types, quantization, the network's name, the chosen code transformations, and the files
+    the core's own memory-level and tiler wrappers take (a hierarchy, a tiling to reuse).
 
     These are the options the core itself acts on (front end, lowering,
-    emission); they are fixed before the first stage runs, hence frozen.
+    emission, the wrappers every memory level and tiler shares); they are
+    fixed before the first stage runs, hence frozen.  Options that belong to
+    one extension (a cluster's core count, a tiler's strategy, level sizes)
+    are not here: each extension declares them and receives their values
+    (:class:`~deeploy_core.options.resolved.ExtensionOptions`).
     """
 
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
@@ -25,3 +32,9 @@ class CompileSettings:
     """The name the generated code and report carry (None: the model file's stem)."""
     code_transformations: tuple[str, ...] = ()
     """Installed code transformations the user selected (``--code-transformation``), in the order given."""
+    memory_hierarchy_file: Path | None = None
+    """A YAML hierarchy that replaces the memory level's own (``--memory-hierarchy FILE``)."""
+    tiling_solution: TilingSolution | None = None
+    """A solution to reuse instead of solving (``--tiling-from``), always together with :attr:`memory_map`."""
+    memory_map: dict[str, dict[str, int]] | None = None
+    """The compute-level offsets of every tiled layer's blocks, reused together with :attr:`tiling_solution`."""

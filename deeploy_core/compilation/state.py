@@ -20,7 +20,6 @@ import onnx_graphsurgeon as gs
 from deeploy_core.codegen.execution_block import CodeTransformation
 from deeploy_core.compilation.allocator import Allocator
 from deeploy_core.compilation.code_additions import CodeAdditions
-from deeploy_core.compilation.options import ExtensionOptions
 from deeploy_core.compilation.results import Results
 from deeploy_core.compilation.settings import CompileSettings
 from deeploy_core.deployer.progress import SILENT_PROGRESS, Progress
@@ -28,6 +27,7 @@ from deeploy_core.ir import NetworkContext
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.memory_plan import MemoryPlan
 from deeploy_core.network.generated import GeneratedNetwork
+from deeploy_core.options.resolved import ExtensionOptions
 from deeploy_core.platform import Platform
 from deeploy_core.plugins import PluginHost
 
@@ -53,9 +53,11 @@ class Compilation:
     model: str = ""
     """The model file being compiled (set by ``deploy``)."""
     settings: CompileSettings = field(default_factory=CompileSettings)
-    """The core's own options: input shapes and types, quantization, name, selected code transformations."""
+    """The core's own options: input shapes and types, quantization, name, selected code transformations, the
+    hierarchy file and a tiling to reuse."""
     extension_options: ExtensionOptions = field(default_factory=ExtensionOptions)
-    """Options the composed extensions read in their constructors (level sizes, tiling strategy, …)."""
+    """The option values every selected extension was made with (``extension_options["platform"]["cores"]``),
+    set by the composer; report.json records them as ``options``."""
     graph: gs.Graph = field(default_factory=gs.Graph)
     """The ONNX graph: imported by ``frontend``, rewritten by ``lower``."""
     lowering_results: dict[str, object] = field(default_factory=dict)

@@ -24,9 +24,7 @@ class Deployer(StageDriver, abc.ABC):
     platform_name: str = ""
 
     def __init__(self, **options: Any) -> None:
-        settings, extension_options = read_deployer_options(options)
-        self._compilation = Compilation(platform_name=self.platform_name, settings=settings,
-                                        extension_options=extension_options)
+        self._compilation = Compilation(platform_name=self.platform_name, settings=read_deployer_options(options))
 
     @property
     def compilation(self) -> Compilation:

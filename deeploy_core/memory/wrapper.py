@@ -3,12 +3,16 @@
 After the wrapped deployer binds, every buffer is annotated: graph inputs and
 outputs go to the hierarchy's IO level (if it names one), everything else to
 its default level.  The compute level — where kernels read their tiles — is the
-tiler's business.  Level sizes can be overridden per compile (``--l1``).
+tiler's business.  Level sizes can be overridden per compile: they are the
+memory-level extension's options (``--l1`` sets ``l1``), which its factory
+hands over by level name.
 """
 
 from __future__ import annotations
 
-from deeploy_core.compilation import ExtensionOptions
+from pathlib import Path
+from typing import Mapping
+
 from deeploy_core.deployer.base import Deployer
 from deeploy_core.deployer.wrapper import DeployerWrapper
 from deeploy_core.ir import BufferKind, NetworkContext
@@ -26,22 +30,26 @@ def annotate_memory_levels(ctxt: NetworkContext, hierarchy: MemoryHierarchy) -> 
 class MemoryLevelDeployerWrapper(DeployerWrapper):
     """Puts the compile's :class:`MemoryHierarchy` into ``compilation.results`` and annotates buffers after ``bind``.
 
-    Options it reads (:class:`~deeploy_core.compilation.ExtensionOptions`):
-    ``memory_hierarchy_file`` (a YAML file that replaces the plugin's
-    hierarchy) and ``level_sizes`` (name → bytes).  Readers of the hierarchy
-    ask for ``compilation.results[MemoryHierarchy]``.
+    ``level_sizes`` (level name → bytes, None: the level's own size) come from
+    the memory-level extension's options; the core's setting
+    ``memory_hierarchy_file`` (a YAML file) replaces the plugin's hierarchy,
+    and the sizes given then resize the file's levels.  Readers of the
+    hierarchy ask for ``compilation.results[MemoryHierarchy]``.
     """
 
-    def __init__(self, inner: Deployer | DeployerWrapper, hierarchy: MemoryHierarchy) -> None:
+    def __init__(self, inner: Deployer | DeployerWrapper, hierarchy: MemoryHierarchy,
+                 level_sizes: Mapping[str, int | None] | None = None) -> None:
         super().__init__(inner)
-        self.compilation.results[MemoryHierarchy] = self._configured(hierarchy, self.compilation.extension_options)
+        sizes = {name: size for name, size in (level_sizes or {}).items() if size is not None}
+        self.compilation.results[MemoryHierarchy] = self._configured(
+            hierarchy, self.compilation.settings.memory_hierarchy_file, sizes)
 
     @staticmethod
-    def _configured(hierarchy: MemoryHierarchy, options: ExtensionOptions) -> MemoryHierarchy:
+    def _configured(hierarchy: MemoryHierarchy, hierarchy_file: Path | None, sizes: dict[str, int]) -> MemoryHierarchy:
         """The hierarchy this compile uses: the file's instead of the plugin's, with the sizes given."""
-        if options.memory_hierarchy_file is not None:
-            hierarchy = load_hierarchy(options.memory_hierarchy_file)
-        return hierarchy.with_sizes(options.level_sizes) if options.level_sizes else hierarchy
+        if hierarchy_file is not None:
+            hierarchy = load_hierarchy(hierarchy_file)
+        return hierarchy.with_sizes(sizes) if sizes else hierarchy
 
     def bind(self) -> None:
         self.inner.bind()

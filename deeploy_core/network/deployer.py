@@ -110,7 +110,7 @@ class NetworkDeployer(Deployer):
         if plan is None:
             raise DeeployError("generate needs the memory plan that bind makes: run the stages in order (deploy)")
         plugin_passes = create_selected(compilation.host, self.platform.name, self.platform.code_transformations,
-                                        compilation.settings.code_transformations)
+                                        compilation.settings.code_transformations, compilation.extension_options)
         blocks, chains = [], []
         for layer in compilation.layers:
             block, chain = self._execution_block(layer, plugin_passes)

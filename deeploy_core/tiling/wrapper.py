@@ -99,9 +99,10 @@ __all__ = ["TilerDeployerWrapper", "TilingInfeasibleError", "TilingSolveStoppedE
 class TilerDeployerWrapper(DeployerWrapper):
     """Tiling for any memory-aware deployer; what it computes goes into the shared compilation's results.
 
-    Its own attributes are its configuration: the buffering scheme, strategy,
-    seed, time limit, name and allocator, plus the solution and memory map to
-    reuse, read from the compile's options in :meth:`_read_options`.
+    Its own attributes are its configuration: the buffering scheme, strategy
+    (the built-in tilers' ``strategy`` option), seed, time limit, name and
+    allocator, plus the solution and memory map to reuse, read from the
+    compile's settings in :meth:`_read_options`.
     """
 
     def __init__(self, inner: Deployer | DeployerWrapper, allocator: object, buffering: str = "single",
@@ -118,11 +119,12 @@ class TilerDeployerWrapper(DeployerWrapper):
         self._read_options(strategy)
 
     def _read_options(self, strategy: str) -> None:
-        """The one place the tiler reads the compile's options: its strategy and a tiling to reuse."""
-        options = self.compilation.extension_options
-        self.strategy = options.tiling_strategy or strategy
-        self.reused_solution: TilingSolution | None = options.tiling_solution
-        self.reused_memory_map: dict[str, dict[str, int]] | None = options.memory_map
+        """The one place the tiler reads what it is told: its ``strategy`` option (from its factory) and the
+        core's tiling to reuse (``--tiling-from``)."""
+        settings = self.compilation.settings
+        self.strategy = strategy
+        self.reused_solution: TilingSolution | None = settings.tiling_solution
+        self.reused_memory_map: dict[str, dict[str, int]] | None = settings.memory_map
 
     # -- stages ----------------------------------------------------------------------------------------
 

@@ -278,7 +278,9 @@ class OperatorConformance:
 
     def _options(self, host: PluginHost, case: OperatorCase, l1: int | None) -> CompileOptions:
         platform = _platform_extension(host, case.platform)
-        cores = self.cores if platform.max_cores >= self.cores > 1 else None
+        declared = next((spec for spec in platform.options if spec.name == "cores"), None)
+        most = declared.maximum if declared is not None and declared.maximum is not None else 1
+        cores = self.cores if most >= self.cores > 1 else None
         if case.configuration == "untiled":
             return CompileOptions(platform=case.platform, cores=cores)
         buffering = case.configuration.removeprefix("tiled-")

@@ -31,8 +31,9 @@ class Target:
     buffering: str | None = None
     """The tiler's buffering; None on an untiled target (naming one would turn tiling on)."""
     cores: int | None = None
-    tiling_strategy: str = "max"
-    """``max`` (fewest tiles), ``min`` (smallest tiles: the most tiles and DMA transfers) or ``random-max``."""
+    tiling_strategy: str | None = None
+    """The tiler's ``strategy``: ``max`` (fewest tiles), ``min`` (smallest tiles: the most tiles and DMA
+    transfers) or ``random-max``; None on an untiled target (no tiler takes it)."""
 
     def options(self, quantization: str = "exact") -> CompileOptions:
         return CompileOptions(platform=self.platform, level_sizes=dict(self.level_sizes), buffering=self.buffering,
@@ -51,7 +52,7 @@ class Target:
         if self.level_sizes:
             parts.append(" ".join(f"{level}={size}" for level, size in sorted(self.level_sizes.items())))
             parts.append(self.buffering or "single")
-        if self.tiling_strategy != "max":
+        if self.tiling_strategy not in (None, "max"):
             parts.append(f"{self.tiling_strategy} tiles")
         if self.cores is not None:
             parts.append(f"{self.cores} cores")

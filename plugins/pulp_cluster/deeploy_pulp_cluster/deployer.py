@@ -1,29 +1,40 @@
-"""The cluster's network deployer: the core's deployer plus the performance estimate in report.json."""
+"""The cluster's network deployer: the core's deployer sized for this compile, plus the performance estimate."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from deeploy_core.network import GeneratedNetwork, NetworkDeployer
-from deeploy_core.platform import Platform
-from deeploy_core.tiling.state import TilingState
+from deeploy_core.plugin_api import GeneratedNetwork, MemoryHierarchy, NetworkDeployer, TilingState
 
 from deeploy_pulp_cluster.cost_model import CostModel, estimate_network
+from deeploy_pulp_cluster.defaults import DEFAULT_CORES
+from deeploy_pulp_cluster.hierarchy import runtime_level_sizes
+from deeploy_pulp_cluster.platform import pulp_cluster_platform
 
 
 class ClusterDeployer(NetworkDeployer):
     """Adds ``report["cluster"]`` (cores, level sizes) and ``report["estimate"]`` (the cost model, per layer).
 
-    The tiler puts its tiles, layouts and core splits into the compilation's
-    results (:class:`~deeploy_core.tiling.state.TilingState`), where the
-    estimate reads them once the network is generated.
+    ``cores`` is the platform's option of that name.  The level sizes its
+    runtime is configured with are those the memory level chose for this
+    compile (``compilation.results[MemoryHierarchy]``: its own sizes, a
+    hierarchy file's, the ``l1``/``l2``/``l3`` options); they are known once
+    every wrapper exists, so the platform data is sized when ``frontend``
+    starts.  The tiler puts its tiles, layouts and core splits into the
+    compilation's results (:class:`~deeploy_core.tiling.state.TilingState`),
+    where the estimate reads them once the network is generated.
     """
 
-    def __init__(self, platform: Platform, cluster_sizes: dict[str, int], cost_model: CostModel | None = None,
-                 **options: Any) -> None:
-        super().__init__(platform, **options)
-        self.cluster_level_sizes = dict(cluster_sizes)
+    def __init__(self, cores: int = DEFAULT_CORES, cost_model: CostModel | None = None, **settings: Any) -> None:
+        self.cores = cores
+        self.cluster_level_sizes = runtime_level_sizes(None)
+        super().__init__(pulp_cluster_platform(tuple(sorted(self.cluster_level_sizes.items())), cores), **settings)
         self.cost_model = cost_model or CostModel()
+
+    def frontend(self) -> None:
+        self.cluster_level_sizes = runtime_level_sizes(self.compilation.results.get(MemoryHierarchy))
+        self.compilation.platform = pulp_cluster_platform(tuple(sorted(self.cluster_level_sizes.items())), self.cores)
+        super().frontend()
 
     def generate(self) -> GeneratedNetwork:
         generated = super().generate()

@@ -2,16 +2,15 @@
 
 Tensors live in L2 (their home); kernels only read L1, so every layer is
 tiled and its tiles move L2 ↔ L1 by DMA.  The default sizes are those of a
-typical PULP-like SoC; ``--l1/--l2/--l3`` override them per compile.
+typical PULP-like SoC (:mod:`deeploy_pulp_cluster.defaults`); the memory level's
+options ``l1``/``l2``/``l3`` (``--l1/--l2/--l3``) override them per compile.
 """
 
 from __future__ import annotations
 
-from deeploy_core.memory import MemoryHierarchy, MemoryLevel
+from deeploy_core.plugin_api import MemoryHierarchy, MemoryLevel
 
-DEFAULT_L1_BYTES = 64 * 1024
-DEFAULT_L2_BYTES = 512 * 1024
-DEFAULT_L3_BYTES = 8 * 1024 * 1024
+from deeploy_pulp_cluster.defaults import DEFAULT_L1_BYTES, DEFAULT_L2_BYTES, DEFAULT_L3_BYTES
 
 
 def cluster_hierarchy() -> MemoryHierarchy:
@@ -27,16 +26,16 @@ def cluster_hierarchy() -> MemoryHierarchy:
     )
 
 
-def level_sizes(overrides: dict[str, int] | None, hierarchy: MemoryHierarchy | None = None) -> dict[str, int]:
-    """The sizes the emulator (or the SDK) must provide: the cluster's defaults, or the sizes of a user's
-    hierarchy file (``hierarchy``) for the levels it names, overridden by ``--l1/--l2/--l3``.
+def runtime_level_sizes(hierarchy: MemoryHierarchy | None) -> dict[str, int]:
+    """The sizes the emulator (or the SDK) must provide: those of the hierarchy the compile tiled for (the memory
+    level's, or a ``--memory-hierarchy`` file's, with the sizes the user gave) for the cluster's levels it sizes,
+    the cluster's defaults for the others.
 
-    The runtime must get the very sizes the tiler planned for: a hierarchy file
-    with a larger L1 than the default would otherwise overrun the real L1.
+    The runtime must get the very sizes the tiler planned for: a hierarchy with
+    a larger L1 than the default would otherwise overrun the real L1.
     """
     sizes = {level.name: int(level.size or 0) for level in cluster_hierarchy().levels}
     if hierarchy is not None:
         sizes.update({level.name: int(level.size) for level in hierarchy.levels
                       if level.name in sizes and level.size is not None})
-    sizes.update({name: int(size) for name, size in (overrides or {}).items() if size is not None})
     return sizes

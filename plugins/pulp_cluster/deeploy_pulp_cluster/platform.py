@@ -5,19 +5,16 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from deeploy_core.mapping.alias import ALIAS_MAPPERS
-from deeploy_core.platform import Engine, Platform, RuntimeLibrary
-from deeploy_core.platform.placement import StaticPlacement
-from deeploy_core.tiling.parallel import ClusterParallelism
+from deeploy_core.plugin_api import ALIAS_MAPPERS, ClusterParallelism, Engine, Platform, RuntimeLibrary, StaticPlacement
 from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.ops import collect_mappers
 from deeploy_generic_c.platform import RUNTIME_DIR as GENERIC_RUNTIME_DIR
 
+from deeploy_pulp_cluster.defaults import DEFAULT_CORES
 from deeploy_pulp_cluster.names import PLATFORM_NAME
 from deeploy_pulp_cluster.transfers import CLUSTER_DMA
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
-DEFAULT_CORES = 8
 
 
 def _placement(sizes: tuple[tuple[str, int], ...], cores: int) -> StaticPlacement:

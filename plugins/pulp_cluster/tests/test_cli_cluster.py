@@ -63,7 +63,8 @@ def test_report_has_cores_levels_and_an_estimate_that_favours_double_buffering(m
 def test_a_core_count_the_cluster_does_not_have_is_one_line(model: Path, tmp_path: Path) -> None:
     result = cli("compile", str(model), "--platform", "pulp-cluster", "--cores", "17", "-o", str(tmp_path / "out"))
     assert result.returncode == 2
-    assert result.stderr.strip() == "error: --cores 17: platform 'pulp-cluster' has at most 16 cores"
+    assert result.stderr.strip() == ("error: --cores 17: option 'cores' of platform 'pulp-cluster' takes an integer "
+                                     "from 1 to 16, got 17")
     assert not (tmp_path / "out").exists()
 
 
