@@ -67,14 +67,19 @@ def validate_command(
             click.echo(printable_line(line), err=True)
     table = Table(title=terminal_text(
         f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})"))
-    for column in ("output", "max abs error", "max LSB", "cosine", "mismatches", "status"):
+    for column in ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches", "status"):
         table.add_column(column)
     for comparison in result.comparisons:
         status = "[green]ok[/]" if comparison.ok else "[red]MISMATCH[/]"
-        lsb = comparison.max_lsb_error
-        table.add_row(terminal_text(comparison.name), f"{comparison.max_abs_error:.3g}", "-" if lsb is None else f"{lsb:.3g}",
+        if comparison.ok and comparison.too_small:
+            status = "[yellow]ok (too small to judge)[/]"
+        lsb, relative = comparison.max_lsb_error, comparison.max_relative_error
+        table.add_row(terminal_text(comparison.name), f"{comparison.scale:.3g}", f"{comparison.max_abs_error:.3g}",
+                      "-" if relative is None else f"{relative:.3g}", "-" if lsb is None else f"{lsb:.3g}",
                       f"{comparison.cosine:.6f}",
                       f"{comparison.mismatches}/{comparison.size}", status)
+    for line in result.warnings:  # the table's "ok" alone would read as a success
+        click.echo(printable_line(f"warning: {line}"), err=True)
     console = Console(soft_wrap=True)
     console.print(table)
     console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)")

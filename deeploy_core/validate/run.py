@@ -25,6 +25,11 @@ class ValidationResult:
     def ok(self) -> bool:
         return all(comparison.ok for comparison in self.comparisons)
 
+    @property
+    def warnings(self) -> list[str]:
+        """One line per output too small for its tolerance: a pass there proves little."""
+        return [line for line in (comparison.warning for comparison in self.comparisons) if line is not None]
+
 
 def run_network(
     executable: Path, generated: GeneratedNetwork, inputs: dict[str, np.ndarray], repeats: int = 2
