@@ -1,6 +1,9 @@
 """Which tile constraint each operator uses (ONNX geometry, the same on every platform).
 
 Ops not listed run untiled: their whole tensors must fit in the compute level.
+Split has no entry on purpose: the tiler runs every layer with several outputs
+as one tile, so a copying Split needs its input and outputs in the compute
+level at once.
 Platforms may override entries (policy: a kernel that needs whole channels)
 through ``Platform.tile_constraints``, and a kernel may bring its own
 (``NodeMapper.tile_constraint``, set from an operator plugin's
