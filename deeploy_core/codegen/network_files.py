@@ -57,13 +57,16 @@ def _constant_sources(ctxt: NetworkContext, constants: dict[str, int]) -> list[s
 
 def _pointer_definition(buffer: Buffer, ctxt: NetworkContext, constants: dict[str, int]) -> str:
     storage = ctxt.storage_of(buffer.name)
+    view = ctxt.view_offset(buffer.name)  # non-zero only for a slab view (contiguous Split)
     c_type = buffer.dtype.c_type
     if storage.kind is BufferKind.CONSTANT:
         if storage.name in constants:
-            return f"#define {buffer.c_name} ((const {c_type} *)(DC_ARENA_BASE + {constants[storage.name]}))"
+            return f"#define {buffer.c_name} ((const {c_type} *)(DC_ARENA_BASE + {constants[storage.name] + view}))"
+        if view:
+            return f"#define {buffer.c_name} ((const {c_type} *)((const char *){storage.c_name} + {view}))"
         return f"#define {buffer.c_name} ((const {c_type} *){storage.c_name})"
     assert storage.offset is not None, f"buffer {storage.name!r} was not planned"
-    return f"#define {buffer.c_name} (({c_type} *)(DC_ARENA_BASE + {storage.offset}))"
+    return f"#define {buffer.c_name} (({c_type} *)(DC_ARENA_BASE + {storage.offset + view}))"
 
 
 def emit_weights(ctxt: NetworkContext) -> tuple[str, str]:

@@ -40,6 +40,8 @@ class Buffer:
     kind: BufferKind
     values: np.ndarray | None = None
     alias_of: str | None = None
+    alias_offset: int = 0
+    """Bytes into ``alias_of``'s memory where this view starts (a Split output viewing one slab of its input)."""
     producer: str | None = None
     consumers: list[str] = field(default_factory=list)
     offset: int | None = None

@@ -67,6 +67,16 @@ class NetworkContext:
         """Buffers of the given kinds, in insertion order."""
         return [buffer for buffer in self._buffers.values() if buffer.kind in kinds]
 
+    def view_offset(self, name: str) -> int:
+        """Bytes from the start of :meth:`storage_of`'s memory to where ``name`` begins (views of views add up)."""
+        offset, buffer = 0, self._buffers[name]
+        for _ in range(len(self._buffers)):
+            if buffer.alias_of is None:
+                return offset
+            offset += buffer.alias_offset
+            buffer = self._buffers[buffer.alias_of]
+        raise DeeployError(f"alias cycle through tensor {name!r}")
+
     def storage_of(self, name: str) -> Buffer:
         """The buffer that owns the memory of ``name`` (follows alias chains, detecting cycles)."""
         seen: list[str] = []

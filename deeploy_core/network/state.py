@@ -65,7 +65,7 @@ def export_state(compilation: Compilation, directory: Path, stage: str) -> None:
         state["buffers"] = [
             {
                 "name": b.name, "c_name": b.c_name, "dtype": b.dtype.name, "shape": list(b.shape), "kind": b.kind.value,
-                "alias_of": b.alias_of, "producer": b.producer, "consumers": b.consumers, "offset": b.offset,
+                "alias_of": b.alias_of, "alias_offset": b.alias_offset, "producer": b.producer, "consumers": b.consumers, "offset": b.offset,
                 "memory_level": b.memory_level, "values": keys.get(id(b.values)),
             }
             for b in ctxt
@@ -119,6 +119,7 @@ def import_state(compilation: Compilation, directory: Path) -> str:
                               values=values, alias_of=entry["alias_of"])
             buffer.c_name, buffer.producer, buffer.consumers = entry["c_name"], entry["producer"], entry["consumers"]
             buffer.offset, buffer.memory_level = entry["offset"], entry["memory_level"]
+            buffer.alias_offset = int(entry.get("alias_offset", 0))
         ctxt.graph_inputs, ctxt.graph_outputs = state["graph_inputs"], state["graph_outputs"]
         compilation.ctxt = ctxt
     if "layers" in state:

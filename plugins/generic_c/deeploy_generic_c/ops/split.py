@@ -1,10 +1,14 @@
 """Split (opset 13+ ``split`` input, opset 18 ``num_outputs``): each output is a slab of the input along one axis.
 
-Every output copies its slab with the Slice kernel over the input viewed as
-``[outer, axis length, inner]`` (three loop levels whatever the rank).  The
-slab sizes are read off the outputs' inferred shapes, which shape inference
-derived from ``split`` or ``num_outputs``, so both forms (equal, explicit and
-uneven last parts) take one path.  Zero-sized outputs emit no code.
+When every axis before the split axis has size 1 (the split is along the
+outermost non-unit axis), each slab is one contiguous run of the input's
+memory: the outputs become views into the input at their byte offsets (no
+kernel, no copy; see :func:`deeploy_core.midend.aliases.mark_aliases`).
+Otherwise every output copies its slab with the Slice kernel over the input
+seen as ``[outer, axis length, inner]`` (three loop levels whatever the rank).
+The slab sizes are read off the outputs' inferred shapes, which shape
+inference derived from ``split`` or ``num_outputs``, so both forms (equal,
+explicit and uneven last parts) take one path.  Zero-sized outputs emit no code.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from deeploy_generic_c.ops._common import int_array, single_binding
 
 
 class SplitParser(NodeParser):
-    """Any axis, any number of outputs; the ``split`` sizes must be constant when given."""
+    """Any axis, any number of outputs (views when the split is along the outermost non-unit axis, else copies)."""
 
     inputs = (1, 2)
     outputs = (1, None)
@@ -38,6 +42,13 @@ class SplitParser(NodeParser):
         if sum(target.shape[axis] for target in targets) != x.shape[axis]:
             raise NodeMismatch("shape", f"the outputs' sizes along axis {axis} do not add up to the input's {x.shape[axis]}")
         outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1 :])
+        if outer == 1:
+            offsets, begin = {}, 0
+            for target in targets:
+                offsets[target.name] = begin * inner * x.dtype.size
+                begin += target.shape[axis]
+            return {"alias_of": x.name, "alias_offsets": offsets, "size": 0,
+                    "call": "/* Split: every output is a view into its input */"}
         calls, begin = [], 0
         for target in targets:
             part = target.shape[axis]
@@ -48,6 +59,9 @@ class SplitParser(NodeParser):
                 )
             begin += part
         return {"call": "\n".join(calls) or "/* Split: every output is empty */", "size": 0}
+
+    def count_ops(self, representation: OperatorRepresentation) -> int:
+        return 0
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
