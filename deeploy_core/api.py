@@ -14,6 +14,8 @@ from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
 from deeploy_core.deployer.progress import ProgressLike, as_progress
 from deeploy_core.errors import DeeployError
+from deeploy_core.frontend.claims import platform_claims
+from deeploy_core.frontend.custom_ops import OpClaims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.ir import DataType
 from deeploy_core.network import GeneratedNetwork
@@ -197,7 +199,8 @@ def _state_exporter(state_dir: Path) -> Callable[[str, Deployer], None]:
 
 def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0,
                      input_shapes: dict[str, tuple[int, ...]] | None = None,
-                     input_types: dict[str, DataType] | None = None) -> dict[str, np.ndarray]:
+                     input_types: dict[str, DataType] | None = None,
+                     claims: OpClaims | None = None) -> dict[str, np.ndarray]:
     """Inputs from an ``.npz`` (bound by position) or deterministic random ones.
 
     The shapes come from the imported model, so a model the compiler refuses
@@ -207,7 +210,7 @@ def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0,
     type: the compiled code reads it exactly, and ONNX Runtime computes on the
     very same values.
     """
-    specs = graph_input_specs(import_model(model_path, input_shapes).model)
+    specs = graph_input_specs(import_model(model_path, input_shapes, claims).model)
     if inputs_npz is None:
         return random_inputs(specs, seed, input_types)
     return bind_inputs(specs, load_npz_by_position(inputs_npz, len(specs)))
@@ -235,7 +238,8 @@ def validate_model(
     types Deeploy's rule reads off the arrays (see
     :mod:`deeploy_core.validate.sample_types`); ``notice`` hears which.
     """
-    inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes, input_types=options.input_types)
+    inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes, input_types=options.input_types,
+                              claims=platform_claims(host, options.platform))
     expected = None
     if outputs_npz is not None:
         expected = load_npz_by_position(outputs_npz)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar
 from deeploy_core.options.spec import OptionSpec, check_option_specs
 
 if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
+    from deeploy_core.frontend.custom_ops import CustomOpSchema
     from deeploy_core.tiling.geometry import TileConstraint
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -210,6 +211,11 @@ class OperatorExtension(Extension):
         :class:`~deeploy_core.testing.OperatorConformance` suite holds it to it.
     ``override``
         Whether the plugin's mapper is tried *before* the platform's own.
+    ``schema``
+        For an op ONNX has no schema for, a
+        :class:`~deeploy_core.frontend.custom_ops.CustomOpSchema` declaring
+        how its outputs are typed and shaped; the front end accepts such nodes
+        only on a platform something claims them for, and types them with it.
 
     Precedence, for every node: mappers of extensions with ``override=True``
     (in registration order), then the platform's own mappers, then the other
@@ -233,6 +239,7 @@ class OperatorExtension(Extension):
     sources: tuple[Path, ...] = ()
     include_dirs: tuple[Path, ...] = ()
     numerics: OperatorNumerics = OperatorNumerics.UNDECLARED
+    schema: CustomOpSchema | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -244,6 +251,8 @@ class OperatorExtension(Extension):
             raise ValueError(f"operator {self.name!r}: op_type {self.op_type!r} is not an ONNX operator name")
         object.__setattr__(self, "domain", "" if self.domain == "ai.onnx" else self.domain)
         object.__setattr__(self, "numerics", OperatorNumerics(self.numerics))
+        if self.schema is not None and getattr(self.schema, "key", None) != (self.domain, self.op_type):
+            raise ValueError(f"operator {self.name!r}: schema must be a CustomOpSchema for {self.op_key}")
         object.__setattr__(self, "sources", _existing_paths(self, "sources", self.sources, want_file=True))
         object.__setattr__(self, "include_dirs",
                            _existing_paths(self, "include_dirs", self.include_dirs, want_file=False))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import onnx
 import onnx.helper
 
+from deeploy_core.frontend.custom_ops import DECLARED_DOMAIN
+
 SHAPE_PRESERVING_DIALECT_OPS = frozenset(
     {"RequantShift", "iSoftmax", "ITAMax", "ITAPartialMax", "iLayerNorm", "iGELU", "RequantizediGELU", "IntegerDiv",
      "RQIntegerDiv", "iRMSNorm", "iHardswish", "RequantizediHardswish", "iNoNorm"}
@@ -27,7 +29,7 @@ def proxy_dialect_ops(model: onnx.ModelProto) -> dict[str, onnx.NodeProto]:
     declared = {value.name: value.type.tensor_type.elem_type for value in model.graph.output}
     originals: dict[str, onnx.NodeProto] = {}
     for node in model.graph.node:
-        if node.op_type not in SHAPE_PRESERVING_DIALECT_OPS or not node.output:
+        if node.op_type not in SHAPE_PRESERVING_DIALECT_OPS or not node.output or node.domain == DECLARED_DOMAIN:
             continue
         original = onnx.NodeProto()
         original.CopyFrom(node)

@@ -16,6 +16,8 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import inliner, shape_inference, version_converter
 
+from deeploy_core.frontend.custom_ops import OpClaims
+from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declarations, park_declared_ops, unpark_declared_ops
 from deeploy_core.frontend.diagnosis import check_model, first_line, inference_failed, infer_strictly
 from deeploy_core.frontend.dialect_ops import proxy_dialect_ops, restore_dialect_ops
 from deeploy_core.frontend.errors import ModelImportError
@@ -23,6 +25,7 @@ from deeploy_core.frontend.external_data import load_external_data_safely
 from deeploy_core.frontend.input_shapes import input_shape_hint
 from deeploy_core.frontend.legacy_ops import park_legacy_ops, repair_attribute_pads, unpark_legacy_ops
 from deeploy_core.frontend.structure import check_structure
+from deeploy_core.frontend.unclaimed import refuse_unclaimed, refuse_undeclared
 from deeploy_core.frontend.tensor_limits import check_initializer_sizes, check_tensors
 from deeploy_core.frontend.versions import default_opset
 
@@ -99,12 +102,18 @@ def check_static_inputs(model: onnx.ModelProto) -> None:
             )
 
 
-def infer_shapes(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
-    """Strict shape inference; declared intermediate shapes are re-derived, declared outputs checked."""
+def infer_shapes(model: onnx.ModelProto, declared_ops: DeclaredNodes | None = None) -> tuple[onnx.ModelProto, list[str]]:
+    """Strict shape inference; declared intermediate shapes are re-derived, declared outputs checked.
+
+    Nodes of schema-less ops parked with their declarations (``declared_ops``)
+    get their outputs from those declarations, round by round.
+    """
+    parked = declared_ops or DeclaredNodes()
     warnings: list[str] = []
     del model.graph.value_info[:]
     try:
-        return infer_strictly(model), warnings
+        inferred, declared_warnings = infer_with_declarations(model, parked, infer_strictly)
+        return inferred, warnings + declared_warnings
     except shape_inference.InferenceError as error:
         if "existing shape" not in first_line(error):
             raise inference_failed(error) from None
@@ -114,9 +123,10 @@ def infer_shapes(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
         declared[output.name] = [dim.dim_value for dim in tensor_type.shape.dim]
         tensor_type.ClearField("shape")
     try:
-        inferred = infer_strictly(model)
+        inferred, declared_warnings = infer_with_declarations(model, parked, infer_strictly)
     except shape_inference.InferenceError as error:
         raise inference_failed(error) from None
+    warnings.extend(warning for warning in declared_warnings if warning not in warnings)
     for output in inferred.graph.output:
         shape = [dim.dim_value for dim in output.type.tensor_type.shape.dim]
         if declared.get(output.name) != shape:
@@ -124,13 +134,25 @@ def infer_shapes(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     return inferred, warnings
 
 
-def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]] | None = None) -> ImportedModel:
-    """Check, inline, convert and shape a parsed model."""
+def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]] | None = None,
+                 claims: OpClaims | None = None) -> ImportedModel:
+    """Check, inline, convert and shape a parsed model.
+
+    With ``claims`` (what the selected platform maps, and the declarations of
+    schema-less ops), every node whose op has no ONNX schema and is not
+    claimed is refused in one unsupported-op report, and declared ops are
+    typed by their declarations.
+    """
     source_opset = default_opset(model)
     check_structure(model)
     check_initializer_sizes(model.graph)
     park_legacy_ops(model)
     repair_attribute_pads(model)
+    if claims is not None:
+        refuse_unclaimed(model, claims)
+    declared_ops = park_declared_ops(model, claims.schemas if claims is not None else {})
+    if claims is not None:
+        refuse_undeclared(model, claims)
     dialect_nodes = proxy_dialect_ops(model)
     check_model(model)
     if model.functions:
@@ -145,7 +167,8 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
                 f"cannot convert the model from opset {source_opset} to opset {CANONICAL_OPSET}: {first_line(error)}"
             ) from error
     unpark_legacy_ops(model)
-    model, warnings = infer_shapes(model)
+    model, warnings = infer_shapes(model, declared_ops)
+    unpark_declared_ops(model, declared_ops)
     check_tensors(model)
     restore_dialect_ops(model, dialect_nodes)
     graph = gs.import_onnx(model)
@@ -156,6 +179,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     return ImportedModel(model=model, graph=graph, source_opset=source_opset, warnings=warnings)
 
 
-def import_model(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> ImportedModel:
-    """Read ``path`` and return the canonical graph."""
-    return canonicalise(read_model(path), input_shapes)
+def import_model(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+                 claims: OpClaims | None = None) -> ImportedModel:
+    """Read ``path`` and return the canonical graph (see :func:`canonicalise` for ``claims``)."""
+    return canonicalise(read_model(path), input_shapes, claims)

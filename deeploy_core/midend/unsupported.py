@@ -18,11 +18,33 @@ def _distance(mismatch: Mismatch) -> int:
 
 @dataclass(frozen=True)
 class UnsupportedNode:
-    """A node with the reason of every alternative that was tried."""
+    """A node with the reason of every alternative that was tried.
+
+    The front end reports ops that have no ONNX schema before any mapper is
+    tried; it sets ``domain`` (``""`` for the default one) and
+    ``supported_on`` (the installed platforms that map the op), so the user
+    learns where the node would compile.  The mapper leaves both ``None``.
+    """
 
     node: str
     op_type: str
     mismatches: tuple[Mismatch, ...]
+    domain: str | None = None
+    supported_on: tuple[str, ...] | None = None
+
+    def op_label(self) -> str:
+        """``Conv``; ``IntegerMean in the default domain`` or ``Foo in domain com.example`` when the domain is known."""
+        if self.domain is None:
+            return self.op_type
+        return f"{self.op_type} in {f'domain {self.domain}' if self.domain else 'the default domain'}"
+
+    def where_supported(self) -> str:
+        """``; supported on: pulp-cluster``, ``; no installed platform supports it``, or nothing when not asked."""
+        if self.supported_on is None:
+            return ""
+        if not self.supported_on:
+            return "; no installed platform or operator plugin supports it"
+        return f"; supported on: {', '.join(self.supported_on)}"
 
     def closest(self) -> Mismatch | None:
         """The alternative that failed last (type mismatch after a successful parse beats a bad attribute)."""
@@ -34,6 +56,9 @@ class UnsupportedNode:
         """``node 'x' (Op): reason; closest supported variant: …``"""
         closest = self.closest()
         if closest is None:
+            if self.domain is not None:
+                return (f"node {self.node!r} ({self.op_label()}): the op has no ONNX schema and is not supported on "
+                        f"this platform{self.where_supported()}")
             return f"node {self.node!r} ({self.op_type}): op {self.op_type} is not supported on this platform"
         text = f"node {self.node!r} ({self.op_type}): {closest.category} — {closest.reason}"
         if closest.alternative:
@@ -49,6 +74,6 @@ class UnsupportedModelError(DeeployError):
         if len(nodes) == 1:
             super().__init__(f"{nodes[0].describe()} (platform {platform!r})")
             return
-        names = ", ".join(f"{node.node!r} ({node.op_type})" for node in nodes)
+        names = ", ".join(f"{node.node!r} ({node.op_label()})" for node in nodes)
         super().__init__(f"{len(nodes)} nodes are not supported on platform {platform!r}: {names}",
                          details=tuple(node.describe() for node in nodes))

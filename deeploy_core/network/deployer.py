@@ -29,6 +29,7 @@ from deeploy_core.codegen.network_files import (
 from deeploy_core.codegen.selection import PluginTransformation, create_selected
 from deeploy_core.deployer.base import Deployer
 from deeploy_core.errors import DeeployError
+from deeploy_core.frontend.claims import op_claims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.integer_types import IntegerTypeInference
@@ -73,7 +74,8 @@ class NetworkDeployer(Deployer):
 
     def frontend(self) -> None:
         compilation = self.compilation
-        imported = import_model(Path(compilation.model), compilation.settings.input_shapes)
+        imported = import_model(Path(compilation.model), compilation.settings.input_shapes,
+                                op_claims(compilation.host, self.platform))
         compilation.graph = imported.graph
         compilation.warnings.extend(imported.warnings)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from deeploy_core.frontend.custom_ops import CustomOpSchema
 from deeploy_core.mapping.binding import NodeMapper
 from deeploy_core.passes import Pass
 from deeploy_core.platform.placement import STATIC_ARRAYS, StaticPlacement
@@ -41,6 +42,9 @@ class Platform:
     """Installed code-transformation extensions this platform's chain always includes, by name, in order (the
     user's ``--code-transformation`` names run after them); any other installed transformation runs only when
     the user names it."""
+    custom_ops: tuple[CustomOpSchema, ...] = ()
+    """Output types and shapes of the ops without an ONNX schema that this platform maps (Deeploy's
+    ``IntegerMean``, a vendor's ``com.example::Foo``): the front end types their nodes with them."""
 
     def mappers_for(self, op_type: str) -> list[tuple[Engine, NodeMapper]]:
         """Every (engine, mapper) that claims ``op_type``, in engine order."""
