@@ -326,7 +326,7 @@ def check_tiling_from(workspace: Workspace, command: str, outcomes: list[CliOutc
 
 def check_quantization(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     exact, fixed = reports(outcomes)
-    assert "Conv float32" in kernels(exact) and "QuantizeLinear" in kernels(exact)
+    assert "QLinearConv int32, float32 requantisation" in kernels(exact) and "QuantizeLinear" in kernels(exact)
     assert kernels(fixed) == ["QuantizeLinear", "QLinearConv fixed-point", "DequantizeLinear"]
     if code := network_c(outcomes):
         assert code[0] != code[1]

@@ -17,6 +17,15 @@ What is left (Softmax, LayerNormalization, islands with unusual parameters)
 keeps its float fallback, and the pass reports how many layers went integer.
 The pass runs before constant folding, while the int8 weights are still
 visible behind their DequantizeLinear nodes.
+
+Exact mode runs :class:`QDQToIntegerExact`, the same rewrite restricted to
+Conv, MatMul and Gemm and marked ``requantization="float32"``: those layers
+then compute what ONNX Runtime's own QDQ fusion computes (QLinearConv,
+QLinearMatMul, QGemm on its CPU provider): an int32 accumulation of
+``(x - zx)(w - zw)`` plus the int32 bias, multiplied in float32 by the
+float32 scale ``(sx · sw) / sy``, rounded half to even and saturated.  A
+float convolution of dequantised values would instead depend on the order in
+which the float products are summed, and round differently on ties.
 """
 
 from __future__ import annotations
@@ -91,8 +100,17 @@ def _qdq_inputs(node: gs.Node) -> list[gs.Node | None]:
     return [_producer(t, "DequantizeLinear") if t.name else None for t in node.inputs]
 
 
+FLOAT_REQUANTIZED = frozenset({"Conv", "MatMul", "Gemm"})
+"""Ops exact mode fuses: ONNX Runtime fuses them too and requantises their int32 accumulator in float32."""
+
+
 class QDQToInteger(SubgraphTransformation):
     """Rewrite quantised islands (DQ → op → Q) into integer-only operators."""
+
+    ops: frozenset[str] | None = None
+    """The float ops rewritten (None: every one this module knows)."""
+    requantization: str | None = None
+    """Value of the fused nodes' ``requantization`` attribute (None: the kernels' fixed-point default)."""
 
     def modifies(self) -> Modifies:
         return Modifies.Nodes | Modifies.Edges | Modifies.Tensors
@@ -101,7 +119,7 @@ class QDQToInteger(SubgraphTransformation):
         for node in graph.nodes:
             if node.domain not in (None, "", "ai.onnx") or (node.op not in COMPUTE and node.op not in VALUE_PRESERVING):
                 continue
-            if len(node.outputs) != 1:
+            if len(node.outputs) != 1 or (self.ops is not None and node.op not in self.ops):
                 continue
             quantize = _sole_consumer(node.outputs[0], graph)
             if quantize is None or quantize.op != "QuantizeLinear":
@@ -166,6 +184,8 @@ class QDQToInteger(SubgraphTransformation):
         if node.op == "Conv" and len(node.inputs) > 2 and node.inputs[2].name:
             inputs.append(_bias_values(dequantized))
         attrs = {k: v for k, v in node.attrs.items() if k != "beta"}
+        if self.requantization is not None:
+            attrs["requantization"] = self.requantization
         fused = gs.Node(op, name=f"{node.name}_integer", attrs=attrs, inputs=inputs, outputs=[quantize.outputs[0]])
         fused.domain = domain or None
         node.outputs.clear()
@@ -174,6 +194,13 @@ class QDQToInteger(SubgraphTransformation):
 
     def report(self, result: Any) -> str | None:
         return f"{result} quantised layers now integer-only" if result else None
+
+
+class QDQToIntegerExact(QDQToInteger):
+    """Exact mode: DQ → Conv/MatMul/Gemm → Q as ONNX Runtime's fused kernels compute it (float32 requantisation)."""
+
+    ops: frozenset[str] | None = FLOAT_REQUANTIZED
+    requantization: str | None = "float32"
 
 
 def _operand_tensors(qdq: gs.Node) -> list[gs.Tensor]:

@@ -33,7 +33,7 @@ from deeploy_core.frontend.claims import op_claims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.integer_types import IntegerTypeInference
-from deeploy_core.lowering.qdq import QDQToInteger
+from deeploy_core.lowering.qdq import QDQToInteger, QDQToIntegerExact
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.memory_plan import plan_arena
@@ -41,7 +41,7 @@ from deeploy_core.midend.parse import map_nodes
 from deeploy_core.midend.aliases import mark_aliases
 from deeploy_core.midend.transients import hoist_transient_buffers
 from deeploy_core.network.generated import GeneratedNetwork, TensorSpec
-from deeploy_core.passes import Pipeline
+from deeploy_core.passes import Pass, Pipeline
 from deeploy_core.platform import Platform, network_runtime
 from deeploy_core.plugins.operators import plugin_mappers
 from deeploy_core.report import network_report
@@ -83,7 +83,9 @@ class NetworkDeployer(Deployer):
         compilation = self.compilation
         settings = compilation.settings
         typing = [IntegerTypeInference(settings.input_types)] if settings.input_types else []
-        fixed_point = [QDQToInteger()] if settings.quantization == "fixed-point" else []
+        fixed_point: list[Pass[gs.Graph]] = [QDQToInteger()] if settings.quantization == "fixed-point" else []
+        if settings.quantization == "exact" and self.platform.mappers_for("QLinearConv"):
+            fixed_point = [QDQToIntegerExact()]  # the platform reproduces ONNX Runtime's fused QDQ kernels
         pipeline = Pipeline(
             [*fixed_point, FoldConstants(), *typing, *self.platform.lowering()], name=f"lowering:{self.platform.name}"
         )

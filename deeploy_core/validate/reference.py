@@ -1,13 +1,20 @@
-"""ONNX Runtime as the reference (graph optimisations off: its fused kernels round differently)."""
+"""ONNX Runtime as the reference (graph optimisations off: its fused kernels round differently).
+
+The one exception is ONNX Runtime's QDQ fusion of Conv, MatMul and Gemm,
+which is applied to the model beforehand (:mod:`deeploy_core.lowering.qdq_reference`):
+those layers then run as its QLinear kernels, as exact mode computes them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
 from deeploy_core.errors import DeeployError
+from deeploy_core.lowering.qdq_reference import fused_qdq_model
 
 
 def reference_session(model: Path | bytes) -> ort.InferenceSession:
@@ -23,7 +30,8 @@ def reference_session(model: Path | bytes) -> ort.InferenceSession:
 def run_reference(model_path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
     """The model's outputs for ``inputs`` as computed by ONNX Runtime on the CPU."""
     try:
-        session = reference_session(model_path)
+        fused = fused_qdq_model(onnx.load(str(model_path)))
+        session = reference_session(model_path if fused is None else fused.SerializeToString())
         return [np.asarray(value) for value in session.run(None, inputs)]
     except Exception as error:  # noqa: BLE001 - ORT raises its own exception types
         raise DeeployError(f"ONNX Runtime cannot run the reference model: {str(error).splitlines()[0]}") from error

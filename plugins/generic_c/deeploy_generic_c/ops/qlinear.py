@@ -6,6 +6,12 @@ int32 and requantises once with a 31-bit fixed-point multiplier and a right
 shift (round half to even, saturate), so no float arithmetic is left; the result is
 within one LSB of the float reference.  Scales and zero points must be
 constants: they become the multiplier/shift tables in the generated code.
+
+Exact mode fuses Conv, MatMul and Gemm islands into the same operators with
+the attribute ``requantization="float32"``: the int32 accumulator is then
+requantised as ONNX Runtime's fused kernels do it (:class:`FloatRequantiser`),
+so the layer is bit-exact with ONNX Runtime's QDQ fusion whatever the order of
+the sums.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer,
     NetworkContext,
+    NodeMapper,
     NodeMismatch,
     NodeParser,
     NodeTypeChecker,
@@ -96,6 +103,72 @@ class Requantiser:
                 "zero_point": self.zero, "range": [self.low, self.high], **self.extra}
 
 
+class FloatRequantiser:
+    """``y = clamp(rint(float(acc) · scale[c]) + zero)`` in float32, as ONNX Runtime's MLAS requantises.
+
+    ``scale`` is ``(s_in · s_w) / s_out`` evaluated in float32 (ONNX Runtime's
+    order); the product is clamped to the output range less the zero point,
+    then rounded half to even by adding and subtracting 1.5 · 2^23 (exact for
+    the clamped range, needs no libm), and the zero point added.
+    """
+
+    MAGIC = "12582912.0f"
+
+    def __init__(self, scales: np.ndarray, output: Buffer, zero: int) -> None:
+        self.scales = [np.float32(value) for value in np.asarray(scales, np.float32).reshape(-1)]
+        self.output, self.zero = output, zero
+        info = np.iinfo(output.dtype.numpy)
+        self.low, self.high = int(info.min), int(info.max)
+
+    @classmethod
+    def from_parts(cls, x_scale: float, w_scale: np.ndarray, y_scale: float, count: int, output: Buffer,
+                   zero: int) -> "FloatRequantiser":
+        """Scales ``x_scale · w_scale[c] / y_scale`` computed in float32, left to right."""
+        products = np.float32(x_scale) * np.broadcast_to(np.asarray(w_scale, np.float32), (count,))
+        return cls(products / np.float32(y_scale), output, zero)
+
+    def declarations(self) -> str:
+        """Block-scope table of the float32 scales (hexadecimal literals: exact)."""
+        values = ", ".join(f"{float(value).hex()}f" for value in self.scales)
+        return f"static const float rq_scale[{len(self.scales)}] = {{{values}}};"
+
+    def store(self, target: str, acc: str, channel: str) -> str:
+        """C statements requantising the int32 expression ``acc`` into ``target``."""
+        index = channel if len(self.scales) > 1 else "0"
+        low, high = f"{float(self.low - self.zero)!r}f", f"{float(self.high - self.zero)!r}f"
+        return (f"{{ float rq_v = (float)({acc}) * rq_scale[{index}]; "
+                f"rq_v = rq_v < {low} ? {low} : (rq_v > {high} ? {high} : rq_v); "
+                f"rq_v = (rq_v + {self.MAGIC}) - {self.MAGIC}; "
+                f"{target} = ({self.output.dtype.c_type})((int32_t)rq_v + {self.zero}); }}")
+
+    def describe(self) -> dict[str, object]:
+        """The parameters shown by ``analyze`` and ``report.json``."""
+        scales = [float(value) for value in self.scales]
+        return {"arithmetic": "float32", "scale": scales[0] if len(scales) == 1 else scales,
+                "zero_point": self.zero, "range": [self.low, self.high]}
+
+
+class _Requantising(NodeParser):
+    """A parser for one requantisation: ``fixed-point`` (the default) or ``float32`` (nodes exact mode fused).
+
+    Each gets its own binding, so reports name which arithmetic a layer uses.
+    """
+
+    def __init__(self, requantization: str = "fixed-point") -> None:
+        self.requantization = requantization
+
+    def _requantiser(self, node: gs.Node, x_scale: np.ndarray, w_scale: np.ndarray, y_scale: float, count: int,
+                     output: Buffer, zero: int) -> Requantiser | FloatRequantiser:
+        mode = attribute(node, "requantization", "fixed-point")
+        mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+        if mode != self.requantization:
+            raise NodeMismatch("attribute", f"requantization={mode!r}; this kernel requantises in {self.requantization}")
+        if mode == "float32":
+            scales = w_scale if w_scale.size > 1 else w_scale[:1]
+            return FloatRequantiser.from_parts(float(x_scale[0]), scales, y_scale, scales.size, output, zero)
+        return Requantiser.from_scales(x_scale[0] * np.broadcast_to(w_scale, (count,)) / y_scale, output, zero)
+
+
 def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, np.ndarray, np.ndarray]:
     """(tensor, scale values, zero-point values) of the operand whose tensor is input ``first``."""
     tensor = ctxt[node.inputs[first].name]
@@ -127,7 +200,7 @@ def _zero_table(name: str, zeros: np.ndarray) -> str:
     return f"static const int32_t {name}[{zeros.size}] = {{{', '.join(str(int(z)) for z in zeros)}}};"
 
 
-class QLinearConvParser(NodeParser):
+class QLinearConvParser(_Requantising):
     """Convolution (1-D/2-D, groups, pads, strides, dilations), per-tensor or per-output-channel weights."""
 
     inputs = (8, 9)
@@ -141,7 +214,7 @@ class QLinearConvParser(NodeParser):
         cg, mg = win.c // group, win.m // group
         if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
             raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
-        requant = Requantiser.from_scales(x_scale[0] * np.broadcast_to(w_scale, (win.m,)) / y_scale, y, y_zero)
+        requant = self._requantiser(node, x_scale, w_scale, y_scale, win.m, y, y_zero)
         zx = _per_tensor(x_zero, "the input zero point")
         bias = f"{ctxt[node.inputs[8].name].c_name}[mo]" if is_present(node, 8) else "0"
         wz = "w_zero[mo]" if w_zero.size > 1 else "w_zero[0]"
@@ -178,7 +251,7 @@ for (int32_t b = 0; b < {win.n}; ++b) {{
         return {"code": code, "macs": macs, "size": y.numel, "requantization": requant.describe()}
 
 
-class _MatMulLike(NodeParser):
+class _MatMulLike(_Requantising):
     """``y[b, i, j] = requant(bias[j] + Σ_k (a[b, i, k] - za) (B[b, k, j] - zb[j]))``."""
 
     def _emit(self, node: gs.Node, ctxt: NetworkContext, trans_b: bool, bias: str | None, y_scale_index: int,
@@ -197,7 +270,7 @@ class _MatMulLike(NodeParser):
             raise NodeMismatch("shape", "batch dimensions must match or B must be 2-D")
         if b_scale.size not in (1, n) or b_zero.size not in (1, n):
             raise NodeMismatch("shape", f"B's scales/zero points must be per tensor or per column ({n})")
-        requant = Requantiser.from_scales(a_scale[0] * np.broadcast_to(b_scale, (n,)) / y_scale, y, y_zero)
+        requant = self._requantiser(node, a_scale, b_scale, y_scale, n, y, y_zero)
         za = _per_tensor(a_zero, "A's zero point")
         b_index = "j * {k} + kk".format(k=k) if trans_b else f"kk * {n} + j"
         a_offset = f"bt * {m * k} + " if a_batched else ""
@@ -326,10 +399,16 @@ def _any(arity: int) -> NodeTypeChecker:
     return NodeTypeChecker((None,) * arity, (None,))
 
 
+def _both(parser: type[_Requantising], arity: int, op: str) -> tuple[NodeMapper, ...]:
+    """Fixed-point first (the fixed-point mode's kernels), then float32 requantisation (exact mode's fused layers)."""
+    return (*single_binding(parser(), _any(arity), f"{op} fixed-point", INLINE),
+            *single_binding(parser("float32"), _any(arity), f"{op} int32, float32 requantisation", INLINE))
+
+
 MAPPERS = {
-    "QLinearConv": single_binding(QLinearConvParser(), _any(9), "QLinearConv fixed-point", INLINE),
-    "QLinearMatMul": single_binding(QLinearMatMulParser(), _any(8), "QLinearMatMul fixed-point", INLINE),
-    "com.microsoft.QGemm": single_binding(QGemmParser(), _any(9), "QGemm fixed-point", INLINE),
+    "QLinearConv": _both(QLinearConvParser, 9, "QLinearConv"),
+    "QLinearMatMul": _both(QLinearMatMulParser, 8, "QLinearMatMul"),
+    "com.microsoft.QGemm": _both(QGemmParser, 9, "QGemm"),
     "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), _any(8), "QLinearAdd fixed-point", INLINE),
     "com.microsoft.QLinearMul": single_binding(QLinearBinaryParser(), _any(8), "QLinearMul fixed-point", INLINE),
     "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolParser(), _any(5), "QLinearAveragePool fixed-point", INLINE),
