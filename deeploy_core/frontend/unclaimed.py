@@ -58,12 +58,29 @@ def refuse_undeclared(model: onnx.ModelProto, claims: OpClaims) -> None:
     """A claimed schema-less op must come with a declaration (Deeploy's shape-preserving dialect has the core's).
 
     Without one, onnx's inference would leave its outputs untyped and the
-    compile would stop at some later node with a message that hides the cause.
+    compile would stop at some later node with a message that hides the cause
+    — unless the model itself declares every output's type and static shape
+    (a contrib op such as com.microsoft.QLinearAveragePool feeding a graph
+    output), which is what the importer accepted before declarations existed.
     """
+    described = _typed_and_shaped_in_model(model)
     for index, node in schemaless_nodes(model):
         if node.domain == DECLARED_DOMAIN or node.op_type in SHAPE_PRESERVING_DIALECT_OPS:
             continue
+        if all(name in described for name in node.output if name):
+            continue  # the model itself declares what the node makes (e.g. a contrib op feeding a graph output)
         raise ModelImportError(
             f"{node_label(node, index)}: the op has no ONNX schema and nothing declares its output types and shapes "
             f"on platform {claims.platform!r}: the platform or operator plugin that maps it must declare a "
             "CustomOpSchema")
+
+
+def _typed_and_shaped_in_model(model: onnx.ModelProto) -> set[str]:
+    """Tensors the model declares with an element type and a full static shape (graph outputs, value_info)."""
+    described = set()
+    for value in (*model.graph.output, *model.graph.value_info):
+        tensor_type = value.type.tensor_type
+        if tensor_type.elem_type and tensor_type.HasField("shape") and all(
+                dim.HasField("dim_value") and dim.dim_value > 0 for dim in tensor_type.shape.dim):
+            described.add(value.name)
+    return described
