@@ -97,6 +97,7 @@ if TYPE_CHECKING:  # the lazily imported names below, for type checkers (and rea
     from deeploy_core.compilation import Results as Results
     from deeploy_core.deployer import Deployer as Deployer
     from deeploy_core.deployer import DeployerWrapper as DeployerWrapper
+    from deeploy_core.frontend.custom_ops import CustomOpSchema as CustomOpSchema
     from deeploy_core.ir import Buffer as Buffer
     from deeploy_core.ir import BufferKind as BufferKind
     from deeploy_core.ir import DataType as DataType
@@ -226,6 +227,7 @@ _HOMES: dict[str, str] = {
     "constant_values": "deeploy_core.mapping",
     "is_present": "deeploy_core.mapping",
     "ALIAS_MAPPERS": "deeploy_core.mapping.alias",
+    "CustomOpSchema": "deeploy_core.frontend.custom_ops",
     # tile geometry
     "Range": "deeploy_core.tiling.geometry",
     "Box": "deeploy_core.tiling.geometry",
@@ -336,6 +338,8 @@ __all__ = [
     # operators: parser, type checker, template, binding, mapper, layer
     "Layer", "NodeBinding", "NodeMapper", "NodeMismatch", "NodeParser", "NodeTemplate", "NodeTypeChecker",
     "OperatorRepresentation", "attribute", "constant_values", "is_present", "ALIAS_MAPPERS",
+    # output types and shapes of ops without an ONNX schema (Platform.custom_ops, OperatorExtension.schema)
+    "CustomOpSchema",
     # tile geometry
     "Range", "Box", "Extent", "TileConstraint", "Elementwise", "ChannelParameters", "SlidingWindow", "GlobalPool",
     "MatrixProduct", "AlongAxes", "Permutation", "Concatenation",
