@@ -5,12 +5,16 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, Engine, Platform, RuntimeLibrary
+from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, CustomOpSchema, Engine, Platform, RuntimeLibrary
 from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.names import PLATFORM_NAME
 from deeploy_generic_c.ops import collect_mappers
+from deeploy_generic_c.ops.integer_div import INTEGER_DIV_SCHEMA
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
+
+DIALECT_SCHEMAS: tuple[CustomOpSchema, ...] = (INTEGER_DIV_SCHEMA,)
+"""Declarations of the Deeploy dialect ops (no ONNX schema) that the op tables map; pulp-cluster shares them."""
 
 
 @lru_cache(maxsize=1)
@@ -28,4 +32,5 @@ def generic_c_platform() -> Platform:
         lowering=generic_c_lowering,
         description="portable C99, single core",
         transfers=HOST_MEMCPY,
+        custom_ops=DIALECT_SCHEMAS,
     )

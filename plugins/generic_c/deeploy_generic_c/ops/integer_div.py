@@ -1,0 +1,70 @@
+"""Deeploy's ``IntegerDiv``: the integer division of I-BERT-style layer norms, rounded half away from zero.
+
+The op has no ONNX schema (QuantLib exports it in the default domain), so the
+platforms declare it through :data:`INTEGER_DIV_SCHEMA`.  The arithmetic
+follows ``deeploy-op-semantics.md`` §4.6, computed in 64 bits so that the
+``Delta*eta*A`` product cannot overflow:
+``num = Delta*eta*A; den = eta*B + eps; y = trunc((num + sgn(num)*(den >> 1)) / den)`` with sgn(0) = +1.
+Deeploy never exercised it against data, so the arithmetic is the written one (unverified against a peer).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_graphsurgeon as gs
+
+from deeploy_core.plugin_api import (
+    INT32,
+    CustomOpSchema,
+    NetworkContext,
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+)
+from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.ops.integer import _loops
+
+INTEGER_DIV_SCHEMA = CustomOpSchema("IntegerDiv")
+"""Output shaped and typed like input A (B broadcasts to it); fake-quantised exports keep it float-declared."""
+
+
+def _integer_attribute(node: gs.Node, name: str) -> int:
+    """An integer attribute (QuantLib writes them as ints, floats or 1-element tensors)."""
+    if name not in node.attrs:
+        raise NodeMismatch("attribute", f"attribute {name!r} is required")
+    value = np.asarray(node.attrs[name].values if isinstance(node.attrs[name], gs.Constant) else node.attrs[name])
+    number = float(value.reshape(-1)[0])
+    if number != int(number):
+        raise NodeMismatch("attribute", f"attribute {name!r} is {number}; IntegerDiv takes an integer")
+    return int(number)
+
+
+class IntegerDivParser(NodeParser):
+    """y = round_half_away(Delta*eta*A / (eta*B + eps)), B broadcast to A; arithmetic unverified against a peer."""
+
+    inputs = (2, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
+        for buffer, what in ((a, "input A"), (b, "input B")):
+            if buffer.dtype.is_float:
+                raise NodeMismatch("dtype", f"{what} is {buffer.dtype}, IntegerDiv takes integers",
+                                   wants_integer=(buffer.name,))
+        delta, eps, eta = (_integer_attribute(node, name) for name in ("Delta", "eps", "eta"))
+        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
+        body = (f"{{ const int64_t num = (int64_t){delta * eta} * (int64_t){a.c_name}[o0]; "
+                f"const int64_t den = (int64_t){eta} * (int64_t){b.c_name}[o1] + (int64_t){eps}; "
+                f"{y.c_name}[y] = ({y.dtype.c_type})((num + (num >= 0 ? (den >> 1) : -(den >> 1))) / den); }}")
+        return {"code": _loops(shape, strides, body), "size": y.numel}
+
+
+INLINE = NodeTemplate("${code}", headers=("stdint.h",))
+
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    "IntegerDiv": (NodeMapper(IntegerDivParser(), (NodeBinding(NodeTypeChecker((None, None), (INT32,)), INLINE),),
+                              name="IntegerDiv integer"),),
+}

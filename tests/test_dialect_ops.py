@@ -1,0 +1,126 @@
+"""Deeploy's integer dialect ops (issue 19, item 2) on generic-c and pulp-cluster, bit-exact with numpy.
+
+Each op is exported the way QuantLib writes it: the default domain, no ONNX schema, float-declared tensors
+holding integers; the integer inputs come in through ``input_types``.  The platform declares the op
+(``Platform.custom_ops``), so the front end types and shapes it, and the generated C (built with -Werror) must
+reproduce the numpy reference written from ``deeploy-op-semantics.md`` exactly: untiled, tiled into a small L1
+with single and double buffering, and on the 8-core cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from deeploy_core.api import CompileOptions, validate_with_data
+from deeploy_core.ir.dtypes import INT32
+from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.c_flags import strict_flags
+from deeploy_core.validate import Toolchain
+from deeploy_generic_c import plugin as generic_c_plugin
+from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
+
+CONFIGURATIONS: dict[str, CompileOptions] = {
+    "generic-c untiled": CompileOptions(platform="generic-c"),
+    "generic-c L1 512 single": CompileOptions(platform="generic-c", level_sizes={"L1": 512}, buffering="single"),
+    "generic-c L1 512 double": CompileOptions(platform="generic-c", level_sizes={"L1": 512}, buffering="double"),
+    "pulp-cluster 8 cores L1 512 single": CompileOptions(platform="pulp-cluster", level_sizes={"L1": 512},
+                                                         buffering="single", cores=8),
+    "pulp-cluster 8 cores L1 512 double": CompileOptions(platform="pulp-cluster", level_sizes={"L1": 512},
+                                                         buffering="double", cores=8),
+}
+
+
+@pytest.fixture(scope="module")
+def host() -> PluginHost:
+    """Both bundled platforms and nothing else that happens to be installed."""
+    plugins = PluginHost()
+    plugins.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")
+    plugins.add_plugin(pulp_cluster_plugin, name="pulp-cluster", distribution="deeploy-pulp-cluster")
+    return plugins
+
+
+def _with_types(options: CompileOptions, names: tuple[str, ...]) -> CompileOptions:
+    return CompileOptions(platform=options.platform, level_sizes=dict(options.level_sizes), buffering=options.buffering,
+                          cores=options.cores, input_types={name: INT32 for name in names})
+
+
+# -- IntegerDiv (§4.6) ---------------------------------------------------------------------------------------------
+
+DELTA, EPS, ETA = 65536, 1, 7
+A_SHAPE, B_SHAPE = (1, 8, 16), (1, 8, 1)
+
+
+def integer_div_network(path: Path) -> Path:
+    """A [1, 8, 16] ÷ B [1, 8, 1] (one divisor per row, as in an integer layer norm)."""
+    node = helper.make_node("IntegerDiv", ["a", "b"], ["y"], name="div", Delta=DELTA, eps=EPS, eta=ETA)
+    graph = helper.make_graph([node], "integer_div",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(A_SHAPE)),
+                               helper.make_tensor_value_info("b", TensorProto.FLOAT, list(B_SHAPE))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(A_SHAPE))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def integer_div_reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """num = Delta·eta·A, den = eta·B + eps, quotient rounded half away from zero (C's truncating division)."""
+    num = np.int64(DELTA * ETA) * a.astype(np.int64)
+    den = np.int64(ETA) * b.astype(np.int64) + np.int64(EPS)
+    half = den >> 1
+    biased = num + np.where(num >= 0, half, -half)
+    quotient = np.sign(biased) * (np.abs(biased) // den)
+    return quotient.astype(np.int32)
+
+
+def integer_div_inputs() -> dict[str, np.ndarray]:
+    """Signed numerators and positive divisors, with rows whose quotients land exactly on .5."""
+    rng = np.random.default_rng(19)
+    a = rng.integers(-5000, 5000, A_SHAPE).astype(np.int32)
+    b = rng.integers(1, 40000, B_SHAPE).astype(np.int32)
+    # den = 7·1 + 1 = 8 and num = 458752·a: every quotient is exact or a half, both signs.
+    b[0, 0, 0] = 1
+    a[0, 0, :] = np.arange(-8, 8, dtype=np.int32)
+    return {"a": a, "b": b}
+
+
+def test_the_reference_rounds_halves_away_from_zero() -> None:
+    # 458752·1 / 8 = 57344 exactly; with den = 7·2 + 1 = 15: 458752 / 15 = 30583.47 → 30583, −458752 → −30583.
+    assert integer_div_reference(np.array([1, -1], np.int32), np.array([2, 2], np.int32)).tolist() == [30583, -30583]
+    # den = 7·5 + 1 = 36: 458752·3 / 36 = 38229.33, 458752 / 36 = 12743.11, and 458752·9/36 = 114688 exactly.
+    assert integer_div_reference(np.array([3, 1, 9], np.int32), np.array([5, 5, 5], np.int32)).tolist() == \
+        [38229, 12743, 114688]
+    # den = 7·3 + 1 = 22 makes 458752·(-1) / 22 = -20852.36 and 458752·11/22 = 229376.
+    assert integer_div_reference(np.array([-1, 11], np.int32), np.array([3, 3], np.int32)).tolist() == [-20852, 229376]
+    # A true half: num = 458752·1, den = 7·131071 + 1 = 917498 → 0.5000 rounds to 1, −0.5 to −1.
+    assert integer_div_reference(np.array([1, -1], np.int32), np.array([131071, 131071], np.int32)).tolist() == [1, -1]
+
+
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_integer_div_is_bit_exact(configuration: str, host: PluginHost, tmp_path: Path) -> None:
+    model = integer_div_network(tmp_path / "integer_div.onnx")
+    inputs = integer_div_inputs()
+    expected = integer_div_reference(inputs["a"], inputs["b"])
+    options = _with_types(CONFIGURATIONS[configuration], ("a", "b"))
+    generated, result = validate_with_data(model, options, host, inputs, [expected], atol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    layer = next(layer for layer in generated.report["layers"] if layer["node"] == "div")
+    assert layer["kernel"] == "IntegerDiv integer"
+    # 1056 bytes of operands cannot sit in a 512-byte L1 at once: the tiled configurations really tile.
+    assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)
+
+
+@pytest.mark.parametrize("platform", ["generic-c", "pulp-cluster"])
+def test_supported_ops_lists_the_dialect_ops(platform: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "deeploy_core", "supported-ops", "--platform", platform, "--json"],
+                            capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": platform})
+    assert result.returncode == 0, result.stderr
+    assert "IntegerDiv" in json.dumps(json.loads(result.stdout))
