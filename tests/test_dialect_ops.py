@@ -21,7 +21,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from deeploy_core.api import CompileOptions, validate_with_data
-from deeploy_core.ir.dtypes import INT32
+from deeploy_core.ir.dtypes import INT8, INT32
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
@@ -123,4 +123,66 @@ def test_supported_ops_lists_the_dialect_ops(platform: str) -> None:
     result = subprocess.run([sys.executable, "-m", "deeploy_core", "supported-ops", "--platform", platform, "--json"],
                             capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": platform})
     assert result.returncode == 0, result.stderr
-    assert "IntegerDiv" in json.dumps(json.loads(result.stdout))
+    listed = {row["op"] for row in json.loads(result.stdout)}
+    assert {"IntegerDiv", "IntegerMean"} <= listed
+
+
+# -- IntegerMean (§3, integer ReduceMean) --------------------------------------------------------------------------
+
+MEAN_CASES: dict[str, tuple[tuple[int, ...], list[int], int]] = {
+    "axis 1 of 16, keepdims 0 (half up)": ((4, 16, 12), [1], 0),
+    "axis -1 of 12, keepdims 1 (half away)": ((4, 12, 24), [-1], 1),
+}
+
+
+def integer_mean_network(path: Path, shape: tuple[int, ...], axes: list[int], keepdims: int) -> Path:
+    """One IntegerMean over ``axes`` as QuantLib exports it (float-declared tensors)."""
+    node = helper.make_node("IntegerMean", ["x"], ["y"], name="mean", axes=axes, keepdims=keepdims)
+    rank = len(shape)
+    reduced = {axis % rank for axis in axes}
+    out = [1 if axis in reduced else dim for axis, dim in enumerate(shape)] if keepdims else \
+        [dim for axis, dim in enumerate(shape) if axis not in reduced]
+    graph = helper.make_graph([node], "integer_mean", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def integer_mean_reference(x: np.ndarray, axes: list[int], keepdims: int) -> np.ndarray:
+    """Exact sum S of N elements; (S + N/2) >> log2 N for keepdims=0 and N = 2^k, else S/N rounded half away from 0."""
+    total = x.astype(np.int64).sum(axis=tuple(axes), keepdims=bool(keepdims))
+    count = int(np.prod([x.shape[axis] for axis in axes]))
+    if not keepdims and count & (count - 1) == 0:
+        shift = count.bit_length() - 1
+        result = (total + (1 << (shift - 1) if shift else 0)) >> shift
+    else:
+        biased = total + np.where(total >= 0, count // 2, -(count // 2))
+        result = np.sign(biased) * (np.abs(biased) // count)
+    return result.astype(x.dtype)
+
+
+def test_the_mean_reference_rounds_as_deeploy_does() -> None:
+    # keepdims=0, N=2: -3/2 = -1.5 rounds half up to -1; keepdims=1, N=2: half away gives -2.
+    assert integer_mean_reference(np.array([[-1, -2]], np.int8), [1], 0).tolist() == [-1]
+    assert integer_mean_reference(np.array([[-1, -2]], np.int8), [1], 1).tolist() == [[-2]]
+    # N=3 (never a power of two): 4/3 → 1, 5/3 → 2, -5/3 → -2.
+    assert integer_mean_reference(np.array([[1, 1, 2], [1, 2, 2], [-1, -2, -2]], np.int8), [1], 0).tolist() == [1, 2, -2]
+
+
+@pytest.mark.parametrize("case", list(MEAN_CASES))
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_integer_mean_is_bit_exact(configuration: str, case: str, host: PluginHost, tmp_path: Path) -> None:
+    shape, axes, keepdims = MEAN_CASES[case]
+    model = integer_mean_network(tmp_path / "integer_mean.onnx", shape, axes, keepdims)
+    x = np.random.default_rng(19).integers(-128, 128, shape).astype(np.int8)
+    expected = integer_mean_reference(x, [axis % len(shape) for axis in axes], keepdims)
+    options = _with_types(CONFIGURATIONS[configuration], ())
+    options.input_types["x"] = INT8
+    generated, result = validate_with_data(model, options, host, {"x": x}, [expected], atol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    layer = next(layer for layer in generated.report["layers"] if layer["node"] == "mean")
+    assert layer["kernel"] == "IntegerMean integer"
+    assert layer["outputs"][0]["shape"] == list(expected.shape)
+    # The input (768 or 1152 bytes) exceeds the 512-byte L1: the tiler cuts the kept axes, the reduced axis stays whole.
+    assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)

@@ -47,9 +47,9 @@ KERNELS = Path(__file__).resolve().parent / "custom_op_kernels"
 
 
 def unclaimed_network(path: Path) -> Path:
-    """iLayerNorm → IntegerMean → com.example::Foo → Add: three ops no ONNX schema and no plugin knows."""
+    """iLayerNorm → IntegerMedian → com.example::Foo → Add: three ops no ONNX schema and no plugin knows."""
     nodes = [helper.make_node("iLayerNorm", ["x"], ["a"], name="norm"),
-             helper.make_node("IntegerMean", ["a"], ["b"], name="mean", axes=[2]),
+             helper.make_node("IntegerMedian", ["a"], ["b"], name="mean", axes=[2]),
              helper.make_node("Foo", ["b"], ["c"], name="foo", domain="com.example"),
              helper.make_node("Add", ["x", "c"], ["y"], name="add")]
     graph = helper.make_graph(nodes, "unclaimed", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
@@ -69,9 +69,9 @@ def test_unclaimed_schemaless_ops_give_the_unsupported_op_report_through_the_cli
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     assert lines[0] == ("error: 3 nodes are not supported on platform 'generic-c': 'norm' (iLayerNorm in the default "
-                        "domain), 'mean' (IntegerMean in the default domain), 'foo' (Foo in domain com.example)")
+                        "domain), 'mean' (IntegerMedian in the default domain), 'foo' (Foo in domain com.example)")
     assert len(lines) == 4, result.stderr
-    for line, (name, op) in zip(lines[1:], (("norm", "iLayerNorm"), ("mean", "IntegerMean"), ("foo", "Foo"))):
+    for line, (name, op) in zip(lines[1:], (("norm", "iLayerNorm"), ("mean", "IntegerMedian"), ("foo", "Foo"))):
         assert line.strip().startswith(f"node '{name}' ({op} in ")
         assert "no ONNX schema" in line and "no installed platform or operator plugin supports it" in line
     assert "No Op registered" not in result.stderr and "Traceback" not in result.stderr

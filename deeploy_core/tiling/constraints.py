@@ -63,6 +63,7 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "LayerNormalization": AlongAxes("layernorm"),
     "ReduceMean": AlongAxes("reduce"),
     "ReduceSum": AlongAxes("reduce"),
+    "IntegerMean": AlongAxes("reduce"),  # Deeploy dialect: ReduceMean with its axes/keepdims attributes
     "ReduceMax": AlongAxes("reduce"),
     "ReduceMin": AlongAxes("reduce"),
     "Transpose": Permutation(),
