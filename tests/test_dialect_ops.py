@@ -124,7 +124,7 @@ def test_supported_ops_lists_the_dialect_ops(platform: str) -> None:
                             capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": platform})
     assert result.returncode == 0, result.stderr
     listed = {row["op"] for row in json.loads(result.stdout)}
-    assert {"IntegerDiv", "IntegerMean"} <= listed
+    assert {"IntegerDiv", "IntegerMean", "Dequant"} <= listed
 
 
 # -- IntegerMean (§3, integer ReduceMean) --------------------------------------------------------------------------
@@ -185,4 +185,39 @@ def test_integer_mean_is_bit_exact(configuration: str, case: str, host: PluginHo
     assert layer["kernel"] == "IntegerMean integer"
     assert layer["outputs"][0]["shape"] == list(expected.shape)
     # The input (768 or 1152 bytes) exceeds the 512-byte L1: the tiler cuts the kept axes, the reduced axis stays whole.
+    assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)
+
+
+# -- Dequant (§5.2) ------------------------------------------------------------------------------------------------
+
+DEQUANT_SHAPE, DEQUANT_SCALE, DEQUANT_ZERO_POINT = (1, 8, 40), 0.0078125 * 3, -5.0
+
+
+def dequant_network(path: Path) -> Path:
+    """One Dequant (scale, zero_point attributes) as QuantLib exports it: float-declared integers in, float32 out."""
+    node = helper.make_node("Dequant", ["q"], ["y"], name="dequant", scale=DEQUANT_SCALE, zero_point=DEQUANT_ZERO_POINT,
+                            bit_width=8, signed=1)
+    graph = helper.make_graph([node], "dequant", [helper.make_tensor_value_info("q", TensorProto.FLOAT, list(DEQUANT_SHAPE))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(DEQUANT_SHAPE))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def dequant_reference(q: np.ndarray) -> np.ndarray:
+    """float32(float32(q - zp) * s), every step in float32."""
+    return ((q.astype(np.float32) - np.float32(DEQUANT_ZERO_POINT)) * np.float32(DEQUANT_SCALE)).astype(np.float32)
+
+
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_dequant_is_bit_exact(configuration: str, host: PluginHost, tmp_path: Path) -> None:
+    model = dequant_network(tmp_path / "dequant.onnx")
+    q = np.random.default_rng(19).integers(-128, 128, DEQUANT_SHAPE).astype(np.int8)
+    options = _with_types(CONFIGURATIONS[configuration], ())
+    options.input_types["q"] = INT8
+    generated, result = validate_with_data(model, options, host, {"q": q}, [dequant_reference(q)], atol=0.0, rtol=0.0,
+                                           repeats=1, toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    layer = next(layer for layer in generated.report["layers"] if layer["node"] == "dequant")
+    assert layer["kernel"] == "Dequant integer to float32"
+    # 320 int8 bytes in and 1280 float bytes out exceed the 512-byte L1: the tiled configurations cut it.
     assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)

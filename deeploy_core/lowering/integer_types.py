@@ -116,6 +116,7 @@ OUTPUT_TYPE_RULES: dict[str, Callable[[gs.Node, list[DataType]], DataType]] = {
     "ITAMax": _unsigned_levels,
     "ITAPartialMax": _unsigned_levels,
     "iLayerNorm": lambda node, inputs: INT8,
+    "Dequant": lambda node, inputs: FLOAT32,
 }
 """Output element type of each op when its first input is an integer tensor."""
 
