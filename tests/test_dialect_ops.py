@@ -124,7 +124,7 @@ def test_supported_ops_lists_the_dialect_ops(platform: str) -> None:
                             capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": platform})
     assert result.returncode == 0, result.stderr
     listed = {row["op"] for row in json.loads(result.stdout)}
-    assert {"IntegerDiv", "IntegerMean", "Dequant"} <= listed
+    assert {"IntegerDiv", "IntegerMean", "Dequant", "Quant"} <= listed
 
 
 # -- IntegerMean (§3, integer ReduceMean) --------------------------------------------------------------------------
@@ -220,4 +220,66 @@ def test_dequant_is_bit_exact(configuration: str, host: PluginHost, tmp_path: Pa
     layer = next(layer for layer in generated.report["layers"] if layer["node"] == "dequant")
     assert layer["kernel"] == "Dequant integer to float32"
     # 320 int8 bytes in and 1280 float bytes out exceed the 512-byte L1: the tiled configurations cut it.
+    assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)
+
+
+# -- Quant (§5.1) --------------------------------------------------------------------------------------------------
+
+QUANT_SHAPE = (1, 8, 40)
+QUANT_CASES: dict[str, tuple[float, float, int, int]] = {
+    "signed 8 bit": (64.0, 0.0, 8, 1),
+    "unsigned 4 bit, zero point 3": (8.0, 3.0, 4, 0),
+}
+
+
+def quant_network(path: Path, scale: float, zero_point: float, bit_width: int, signed: int) -> Path:
+    """One Quant (reciprocal scale, zero point, bit width, signedness) on a float input; the output declared int8.
+
+    A float-declared Quant output is not typed int8 yet (the integer type inference starts from integer inputs
+    only), so this network declares the int8 the op produces.
+    """
+    node = helper.make_node("Quant", ["x"], ["q"], name="quant", scale=scale, zero_point=zero_point,
+                            bit_width=bit_width, signed=signed)
+    graph = helper.make_graph([node], "quant", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(QUANT_SHAPE))],
+                              [helper.make_tensor_value_info("q", TensorProto.INT8, list(QUANT_SHAPE))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def quant_reference(x: np.ndarray, scale: float, zero_point: float, bit_width: int, signed: int) -> np.ndarray:
+    """float32 multiply and add, round half away from zero, clamp to the bit width's range."""
+    v = (x.astype(np.float32) * np.float32(scale)).astype(np.float32)
+    v = (v + np.float32(zero_point)).astype(np.float32)
+    q = np.trunc((v + np.float32(0.5) * np.sign(v)).astype(np.float32))
+    low, high = (-(1 << (bit_width - 1)), (1 << (bit_width - 1)) - 1) if signed else (0, (1 << bit_width) - 1)
+    return np.clip(q, low, high).astype(np.int8)
+
+
+def quant_inputs() -> np.ndarray:
+    """Values spanning past both bounds, with exact halves (x*scale = k + 0.5) of both signs."""
+    x = np.random.default_rng(19).uniform(-3.0, 3.0, QUANT_SHAPE).astype(np.float32)
+    x[0, 0, :8] = np.array([0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.0, -0.0], np.float32) / 8
+    return x
+
+
+def test_the_quant_reference_rounds_half_away_and_clamps() -> None:
+    x = np.array([0.5, -0.5, 1.5, -1.5, 200.0, -200.0], np.float32)
+    assert quant_reference(x, 1.0, 0.0, 8, 1).tolist() == [1, -1, 2, -2, 127, -128]
+    assert quant_reference(x, 1.0, 3.0, 4, 0).tolist() == [4, 3, 5, 2, 15, 0]
+
+
+@pytest.mark.parametrize("case", list(QUANT_CASES))
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_quant_is_bit_exact(configuration: str, case: str, host: PluginHost, tmp_path: Path) -> None:
+    scale, zero_point, bit_width, signed = QUANT_CASES[case]
+    model = quant_network(tmp_path / "quant.onnx", scale, zero_point, bit_width, signed)
+    x = quant_inputs()
+    expected = quant_reference(x, scale, zero_point, bit_width, signed)
+    options = _with_types(CONFIGURATIONS[configuration], ())
+    generated, result = validate_with_data(model, options, host, {"x": x}, [expected], atol=0.0, rtol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    layer = next(layer for layer in generated.report["layers"] if layer["node"] == "quant")
+    assert layer["kernel"] == "Quant float32 to int8"
+    # 1280 float bytes in and 320 int8 bytes out exceed the 512-byte L1: the tiled configurations cut it.
     assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)
