@@ -124,7 +124,7 @@ def test_supported_ops_lists_the_dialect_ops(platform: str) -> None:
                             capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": platform})
     assert result.returncode == 0, result.stderr
     listed = {row["op"] for row in json.loads(result.stdout)}
-    assert {"IntegerDiv", "IntegerMean", "Dequant", "Quant"} <= listed
+    assert {"IntegerDiv", "IntegerMean", "Dequant", "Quant", "DebugPrint"} <= listed
 
 
 # -- IntegerMean (§3, integer ReduceMean) --------------------------------------------------------------------------
@@ -282,4 +282,36 @@ def test_quant_is_bit_exact(configuration: str, case: str, host: PluginHost, tmp
     layer = next(layer for layer in generated.report["layers"] if layer["node"] == "quant")
     assert layer["kernel"] == "Quant float32 to int8"
     # 1280 float bytes in and 320 int8 bytes out exceed the 512-byte L1: the tiled configurations cut it.
+    assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)
+
+
+# -- DebugPrint (a documented no-op) -------------------------------------------------------------------------------
+
+def debug_print_network(path: Path) -> Path:
+    """x → DebugPrint → y: the output must be the input, bit for bit."""
+    nodes = [helper.make_node("DebugPrint", ["x"], ["y"], name="print")]
+    graph = helper.make_graph(nodes, "debug_print", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 16])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+@pytest.mark.parametrize("integer", [False, True], ids=["float32", "int8"])
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_debug_print_passes_its_input_through(configuration: str, integer: bool, host: PluginHost, tmp_path: Path) -> None:
+    model = debug_print_network(tmp_path / "debug_print.onnx")
+    rng = np.random.default_rng(19)
+    x = rng.integers(-64, 64, (1, 32, 16)).astype(np.int8) if integer else rng.standard_normal((1, 32, 16)).astype(np.float32)
+    options = _with_types(CONFIGURATIONS[configuration], ())
+    if integer:
+        options.input_types["x"] = INT8
+    elif "L1" in configuration:
+        options.level_sizes["L1"] = 1024  # the tiler's smallest double-buffered float tiles need 730 bytes
+    expected = x.copy()
+    generated, result = validate_with_data(model, options, host, {"x": x}, [expected], atol=0.0, rtol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    layer = next(layer for layer in generated.report["layers"] if layer["node"] == "print")
+    assert layer["kernel"] == "DebugPrint no-op copy"
+    # 512 or 2048 bytes in and as many out exceed the 512-byte L1: the tiled configurations cut it.
     assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)

@@ -38,6 +38,7 @@ ELEMENTWISE_OPS = (
 
 DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     **{op: Elementwise() for op in ELEMENTWISE_OPS},
+    "DebugPrint": Elementwise(),  # Deeploy dialect: a copy (documented no-op)
     "Quant": Elementwise(),  # Deeploy dialect: scalar scale and zero point as attributes
     "Dequant": Elementwise(),  # Deeploy dialect: scalar scale and zero point as attributes
     "IntegerDiv": Elementwise(),  # Deeploy dialect: B broadcasts to A like an Add operand

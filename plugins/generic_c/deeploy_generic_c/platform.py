@@ -9,6 +9,7 @@ from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, CustomOpSchema, 
 from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.names import PLATFORM_NAME
 from deeploy_generic_c.ops import collect_mappers
+from deeploy_generic_c.ops.debug_print import DEBUG_PRINT_SCHEMA
 from deeploy_generic_c.ops.dequant import DEQUANT_SCHEMA
 from deeploy_generic_c.ops.integer_div import INTEGER_DIV_SCHEMA
 from deeploy_generic_c.ops.integer_mean import INTEGER_MEAN_SCHEMA
@@ -16,7 +17,8 @@ from deeploy_generic_c.ops.quant import QUANT_SCHEMA
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
-DIALECT_SCHEMAS: tuple[CustomOpSchema, ...] = (INTEGER_DIV_SCHEMA, INTEGER_MEAN_SCHEMA, DEQUANT_SCHEMA, QUANT_SCHEMA)
+DIALECT_SCHEMAS: tuple[CustomOpSchema, ...] = (INTEGER_DIV_SCHEMA, INTEGER_MEAN_SCHEMA, DEQUANT_SCHEMA, QUANT_SCHEMA,
+                                                DEBUG_PRINT_SCHEMA)
 """Declarations of the Deeploy dialect ops (no ONNX schema) that the op tables map; pulp-cluster shares them."""
 
 
