@@ -114,17 +114,17 @@ def compile_model(
     return deployer, generated
 
 
-def _registration(host: PluginHost, platform: str, field_name: str, default: object) -> object:
-    """A field of the platform's registration, or ``default`` for an unknown platform (composing the
-    deployer then reports it with the list of installed platforms)."""
-    if platform not in {extension.name for extension in host.extensions("platform")}:
+def _registration(host: PluginHost, kind: str, name: str, field_name: str, default: object) -> object:
+    """A field of the registration of extension ``name`` of ``kind``, or ``default`` when nothing of that name
+    is registered (composing the deployer then reports it with the list of installed extensions)."""
+    if name not in {extension.name for extension in host.extensions(kind)}:
         return default
-    return getattr(host.extension("platform", platform), field_name, default)
+    return getattr(host.extension(kind, name), field_name, default)
 
 
 def platform_memory_level(host: PluginHost, platform: str) -> str | None:
     """The memory level a platform always compiles with (its registration says), or None."""
-    return _registration(host, platform, "memory_level", None)  # type: ignore[return-value]
+    return _registration(host, "platform", platform, "memory_level", None)  # type: ignore[return-value]
 
 
 UNKNOWN_TILER = "?"
@@ -133,9 +133,7 @@ UNKNOWN_TILER = "?"
 
 def declared_buffering(host: PluginHost, tiler: str) -> str | None:
     """The buffering scheme tiler ``tiler`` declares (None: none), or :data:`UNKNOWN_TILER`."""
-    if tiler not in {extension.name for extension in host.extensions("tiler")}:
-        return UNKNOWN_TILER
-    return getattr(host.extension("tiler", tiler), "buffering", None)
+    return _registration(host, "tiler", tiler, "buffering", UNKNOWN_TILER)  # type: ignore[return-value]
 
 
 def tiling_choice(options: CompileOptions, platform_level: str | None = None,
