@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -19,6 +20,17 @@ from deeploy_core.plugin_api import (
 )
 
 HEADERS = ("dcg_kernels.h",)
+
+
+def one_output_of(element_type: int) -> Callable[[Sequence[int | None], Mapping[str, Any]], Sequence[int]]:
+    """A CustomOpSchema type rule for an op whose single output has one element type (an ONNX TensorProto
+    code) whatever its inputs are, e.g. Dequant (float32) and Quant (int8)."""
+
+    def rule(types: Sequence[int | None], attributes: Mapping[str, Any]) -> Sequence[int]:
+        return [element_type]
+
+    return rule
+
 MAX_DIMS = 8
 
 FLOAT_UNARY = NodeTypeChecker((FLOAT32,), (FLOAT32,))

@@ -11,9 +11,6 @@ these exports (|q - zp| < 2^24).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
@@ -29,16 +26,12 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._common import c_float
+from deeploy_generic_c.ops._common import c_float, one_output_of
 from deeploy_generic_c.ops.integer import INLINE
 
 
-def float32_output(types: Sequence[int | None], attributes: Mapping[str, Any]) -> Sequence[int]:
-    """Dequant always produces float32, whatever integer type it reads."""
-    return [TensorProto.FLOAT]
-
-
-DEQUANT_SCHEMA = CustomOpSchema("Dequant", types=float32_output)
+DEQUANT_SCHEMA = CustomOpSchema("Dequant", types=one_output_of(TensorProto.FLOAT))
+"""Dequant always produces float32, whatever integer type it reads."""
 
 
 def float_attribute(node: gs.Node, name: str) -> float:

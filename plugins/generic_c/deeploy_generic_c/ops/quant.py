@@ -14,9 +14,6 @@ an unsigned range wider than int8 is refused rather than wrapped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
@@ -31,17 +28,13 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._common import c_float
+from deeploy_generic_c.ops._common import c_float, one_output_of
 from deeploy_generic_c.ops.dequant import float_attribute
 from deeploy_generic_c.ops.integer import INLINE
 
 
-def int8_output(types: Sequence[int | None], attributes: Mapping[str, Any]) -> Sequence[int]:
-    """Quant's output C type is always int8 in Deeploy."""
-    return [TensorProto.INT8]
-
-
-QUANT_SCHEMA = CustomOpSchema("Quant", types=int8_output)
+QUANT_SCHEMA = CustomOpSchema("Quant", types=one_output_of(TensorProto.INT8))
+"""Quant's output C type is always int8 in Deeploy."""
 
 
 def quant_bounds(bit_width: int, signed: bool) -> tuple[int, int]:
