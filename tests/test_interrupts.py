@@ -24,9 +24,9 @@ from deeploy_core.cli.output_folder import remove_stale_staging, replace_folder
 from deeploy_core.errors import DeeployError
 from deeploy_core.tiling import cp_model
 from deeploy_core.tiling import wrapper as tiling_wrapper
-from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, minimum_memory
-from deeploy_core.tiling.geometry import Extent
+from deeploy_core.tiling.cp_model import minimum_memory
 from deeploy_core.tiling.wrapper import TilingInfeasibleError, TilingSolveStoppedError
+from tests.tiling.test_cp_model import conv_like
 
 ENV = {**os.environ, "DEEPLOY_CORE_PLUGINS": "pulp-cluster"}
 SIGNAL_DEADLINE_SECONDS = 1.0
@@ -51,16 +51,6 @@ def conv_chain(path: Path, layers: int, channels: int = 16, side: int = 16) -> P
 @pytest.fixture(scope="module")
 def long_chain(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return conv_chain(tmp_path_factory.mktemp("chain") / "chain.onnx", 400)
-
-
-def conv_like(budget: int) -> LayerModel:
-    """Output [1, 16, 32, 32] from input [1, 8, 34, 34] (3x3 window): a minimum the solver needs a moment for."""
-    return LayerModel(
-        "conv", (1, 16, 32, 32), (1, 2, 3),
-        [TensorTerm("x", (Extent(1), Extent(8), Extent(34, 2, 1, 2), Extent(34, 3, 1, 2)), 4, 2),
-         TensorTerm("w", (Extent(16, 1), Extent(8), Extent(3), Extent(3)), 4, 2),
-         TensorTerm("y", (Extent(1), Extent(16, 1), Extent(32, 2), Extent(32, 3)), 4, 2)],
-        table_columns=4, alignment=16, budget=budget)
 
 
 def _hidden_entries(folder: Path) -> list[str]:
