@@ -14,9 +14,8 @@ from deeploy_core.frontend.importer import import_model
 from deeploy_core.frontend.input_shapes import parse_input_shape
 from deeploy_core.ir import DataType
 from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
-from deeploy_core.lowering.integer_types import deeploy_input_type
 from deeploy_core.options.assignments import parse_option_text
-from deeploy_core.validate.data import graph_input_specs, load_npz_by_position
+from deeploy_core.validate.data import input_types_from_data
 
 DEFAULT_PLATFORM = "generic-c"
 
@@ -148,6 +147,4 @@ def parse_input_type(text: str) -> tuple[str, DataType]:
 
 def data_input_types(model: Path, data: Path) -> dict[str, DataType]:
     """Deeploy's rule applied to the arrays of ``data`` bound to the model's inputs by position."""
-    specs = graph_input_specs(import_model(model).model)
-    arrays = load_npz_by_position(data, len(specs))
-    return {name: deeploy_input_type(array) for (name, _, _), array in zip(specs, arrays)}
+    return input_types_from_data(import_model(model).model, data)

@@ -42,12 +42,9 @@ class PeerTest:
         if self.is_float:
             return {}
         from deeploy_core.frontend.importer import read_model
-        from deeploy_core.lowering.integer_types import deeploy_input_type
-        from deeploy_core.validate.data import graph_input_specs, load_npz_by_position
+        from deeploy_core.validate.data import input_types_from_data
 
-        specs = graph_input_specs(read_model(self.model))
-        arrays = load_npz_by_position(self.inputs, len(specs))
-        return {name: deeploy_input_type(array) for (name, _, _), array in zip(specs, arrays)}
+        return input_types_from_data(read_model(self.model), self.inputs)
 
 
 def peer_tests_root(start: Path | None = None) -> Path | None:

@@ -13,6 +13,7 @@ import onnx
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir.dtypes import DataType, from_onnx
+from deeploy_core.lowering.integer_types import deeploy_input_type
 
 
 def graph_input_specs(model: onnx.ModelProto) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
@@ -79,3 +80,11 @@ def random_inputs(specs: list[tuple[str, np.dtype, tuple[int, ...]]], seed: int 
             info = np.iinfo(dtype)
             inputs[name] = generator.integers(max(info.min, -10), min(info.max, 10) + 1, shape).astype(dtype)
     return inputs
+
+
+def input_types_from_data(model: onnx.ModelProto, data: Path) -> dict[str, DataType]:
+    """Deeploy's rule for sample data (the narrowest integer type holding each array's range, unsigned first,
+    float32 otherwise) applied to the arrays of ``data`` bound to the model's inputs by position."""
+    specs = graph_input_specs(model)
+    arrays = load_npz_by_position(data, len(specs))
+    return {name: deeploy_input_type(array) for (name, _, _), array in zip(specs, arrays)}
