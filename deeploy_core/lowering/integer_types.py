@@ -102,12 +102,28 @@ def _same_as_first(node: gs.Node, inputs: list[DataType]) -> DataType:
     return inputs[0]
 
 
+def _output_requant_type(node: gs.Node, inputs: list[DataType]) -> DataType:
+    """RequantizedAdd: the output's requantisation (``rqsOut_*`` attributes) decides, as for a RequantShift."""
+    renamed = gs.Node(node.op, name=node.name, attrs={
+        key: node.attrs[f"rqsOut_{key}"] for key in ("n_levels", "n_levels_out", "signed") if f"rqsOut_{key}" in node.attrs})
+    return _requant_type(renamed, inputs)
+
+
+def _int8(node: gs.Node, inputs: list[DataType]) -> DataType:
+    """Ops whose kernel saturates or wraps to 8 bits whatever ``n_levels`` says (Deeploy's fused requantisations)."""
+    return INT8
+
+
 def _unsigned_levels(node: gs.Node, inputs: list[DataType]) -> DataType:
     return UINT8 if _scalar(node.attrs.get("n_levels", 256)) <= 256 else UINT16
 
 
 OUTPUT_TYPE_RULES: dict[str, Callable[[gs.Node, list[DataType]], DataType]] = {
-    **{op: _accumulator for op in ("Conv", "Gemm", "MatMul", "ReduceSum", "iGELU", "IntegerDiv")},
+    **{op: _accumulator for op in ("Conv", "Gemm", "MatMul", "ReduceSum", "iGELU", "IntegerDiv", "iHardswish",
+                                   "MatMulInteger")},
+    **{op: _int8 for op in ("iLayerNorm", "iRMSNorm", "iNoNorm", "RequantizediGELU", "RequantizediHardswish",
+                            "RQIntegerDiv")},
+    **{op: _requant_type for op in ("RQGemm", "RQMatMul", "RequantizedGemm", "RequantizedMatMul")},
     **{op: _arithmetic for op in ("Add", "Sub", "Mul")},
     **{op: _same_as_first for op in ("MaxPool", "Pad", "Slice", "Transpose", "Reshape", "Flatten", "Squeeze",
                                      "Unsqueeze", "Gather", "Concat", "ReduceMean", "IntegerMean", "Identity",
@@ -116,7 +132,7 @@ OUTPUT_TYPE_RULES: dict[str, Callable[[gs.Node, list[DataType]], DataType]] = {
     "iSoftmax": _unsigned_levels,
     "ITAMax": _unsigned_levels,
     "ITAPartialMax": _unsigned_levels,
-    "iLayerNorm": lambda node, inputs: INT8,
+    "RequantizedAdd": _output_requant_type,
     "Dequant": lambda node, inputs: FLOAT32,
 }
 """Output element type of each op when its first input is an integer tensor."""

@@ -42,6 +42,10 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "Quant": Elementwise(),  # Deeploy dialect: scalar scale and zero point as attributes
     "Dequant": Elementwise(),  # Deeploy dialect: scalar scale and zero point as attributes
     "IntegerDiv": Elementwise(),  # Deeploy dialect: B broadcasts to A like an Add operand
+    # Deeploy dialect, element-wise: requantisation parameters are scalars (only their first element is used),
+    # iNoNorm's weights and bias have x's shape.
+    **{op: Elementwise() for op in ("RQIntegerDiv", "iGELU", "RequantizediGELU", "iHardswish", "RequantizediHardswish",
+                                    "iNoNorm", "RequantizedAdd")},
     "RequantShift": ChannelParameters(),
     "BatchNormalization": ChannelParameters(),
     "QuantizeLinear": ChannelParameters(axis_attribute="axis"),
@@ -63,6 +67,10 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
     "Softmax": AlongAxes("softmax"),
     "iSoftmax": AlongAxes("softmax"),
+    "ITAMax": AlongAxes("softmax"),  # Deeploy dialect: a whole last-axis row per tile
+    "ITAPartialMax": AlongAxes("softmax"),
+    "iLayerNorm": AlongAxes("layernorm"),  # Deeploy dialect: weight and bias along the last axis
+    "iRMSNorm": AlongAxes("layernorm"),
     "LayerNormalization": AlongAxes("layernorm"),
     "ReduceMean": AlongAxes("reduce"),
     "ReduceSum": AlongAxes("reduce"),

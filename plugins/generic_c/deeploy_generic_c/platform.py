@@ -8,17 +8,11 @@ from pathlib import Path
 from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, CustomOpSchema, Engine, Platform, RuntimeLibrary
 from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.names import PLATFORM_NAME
-from deeploy_generic_c.ops import collect_mappers
-from deeploy_generic_c.ops.debug_print import DEBUG_PRINT_SCHEMA
-from deeploy_generic_c.ops.dequant import DEQUANT_SCHEMA
-from deeploy_generic_c.ops.integer_div import INTEGER_DIV_SCHEMA
-from deeploy_generic_c.ops.integer_mean import INTEGER_MEAN_SCHEMA
-from deeploy_generic_c.ops.quant import QUANT_SCHEMA
+from deeploy_generic_c.ops import collect_custom_ops, collect_mappers
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
-DIALECT_SCHEMAS: tuple[CustomOpSchema, ...] = (INTEGER_DIV_SCHEMA, INTEGER_MEAN_SCHEMA, DEQUANT_SCHEMA, QUANT_SCHEMA,
-                                                DEBUG_PRINT_SCHEMA)
+DIALECT_SCHEMAS: tuple[CustomOpSchema, ...] = collect_custom_ops()
 """Declarations of the Deeploy dialect ops (no ONNX schema) that the op tables map; pulp-cluster shares them."""
 
 

@@ -35,6 +35,8 @@ class DebugPrintParser(NodeParser):
         return {"code": code, "size": y.numel}
 
 
+SCHEMAS: tuple[CustomOpSchema, ...] = (DEBUG_PRINT_SCHEMA,)
+
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "DebugPrint": (NodeMapper(DebugPrintParser(), (NodeBinding(ANY, INLINE),), name="DebugPrint no-op copy"),),
 }

@@ -60,6 +60,8 @@ class DequantParser(NodeParser):
         return {"code": code, "size": y.numel}
 
 
+SCHEMAS: tuple[CustomOpSchema, ...] = (DEQUANT_SCHEMA,)
+
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Dequant": (NodeMapper(DequantParser(), (NodeBinding(NodeTypeChecker((None,), (FLOAT32,)), INLINE),),
                            name="Dequant integer to float32"),),

@@ -64,6 +64,8 @@ class IntegerDivParser(NodeParser):
 
 INLINE = NodeTemplate("${code}", headers=("stdint.h",))
 
+SCHEMAS: tuple[CustomOpSchema, ...] = (INTEGER_DIV_SCHEMA,)
+
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "IntegerDiv": (NodeMapper(IntegerDivParser(), (NodeBinding(NodeTypeChecker((None, None), (INT32,)), INLINE),),
                               name="IntegerDiv integer"),),

@@ -42,6 +42,8 @@ class IntegerMeanParser(IntegerReduceParser):
     inputs = (1, 1)
 
 
+SCHEMAS: tuple[CustomOpSchema, ...] = (INTEGER_MEAN_SCHEMA,)
+
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "IntegerMean": (NodeMapper(IntegerMeanParser(), (NodeBinding(ANY, INLINE),), name="IntegerMean integer"),),
 }

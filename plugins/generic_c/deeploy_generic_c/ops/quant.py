@@ -66,6 +66,8 @@ class QuantParser(NodeParser):
         return {"code": code, "size": y.numel}
 
 
+SCHEMAS: tuple[CustomOpSchema, ...] = (QUANT_SCHEMA,)
+
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Quant": (NodeMapper(QuantParser(), (NodeBinding(NodeTypeChecker((None,), (INT8,)), INLINE),),
                          name="Quant float32 to int8"),),
