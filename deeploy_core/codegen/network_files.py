@@ -32,6 +32,16 @@ class NetworkSources:
     files: dict[str, str]
 
 
+ARENA_BASE_VARIABLE = (
+    "/* Buffers are addressed from a pointer that InitNetwork sets rather than from the arena's own address:",
+    "   gcc 12 -O2 (IVOPTs) rewrote a loop reading int8 and writing float32 at two offsets of one static array",
+    "   into an address with no base object and then dropped the stores; a run-time base keeps every access",
+    "   based on one pointer (and costs one load per layer). */",
+    "static uint8_t *dc_arena_base;",
+    "#define DC_ARENA_BASE dc_arena_base",
+)
+"""The arena base as a variable (see the comment it carries into the generated C)."""
+
 def _shape_comment(buffer: Buffer) -> str:
     return f"{buffer.dtype} [{', '.join(map(str, buffer.shape))}]"
 
@@ -170,7 +180,7 @@ def emit_source(
         "",
         f"/* {where.capitalize()} for every activation: {plan.arena_bytes} bytes (lower bound {plan.lower_bound}). */",
         *([placement.arena_declaration.format(bytes=arena_words * 8)] if placement.arena_declaration else []),
-        f"#define DC_ARENA_BASE ((uint8_t *)({placement.arena_base}))",
+        *ARENA_BASE_VARIABLE,
         *placement.definitions,
         "",
         *_constant_sources(ctxt, constants),
@@ -189,6 +199,7 @@ def emit_source(
         lines.append("")
     lines.append("void InitNetwork(void) {")
     lines.extend(f"    {line}" for line in placement.init_lines)
+    lines.append(f"    dc_arena_base = (uint8_t *)({placement.arena_base});")
     copied = [buffer for buffer in ctxt.of_kind(BufferKind.CONSTANT) if buffer.name in constants]
     for index, buffer in enumerate(copied):
         lines.append(f"    memcpy(DC_ARENA_BASE + {constants[buffer.name]}, dc_constant_sources[{index}], {buffer.size_bytes});")

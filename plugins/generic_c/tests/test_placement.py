@@ -25,7 +25,7 @@ LEVEL = StaticPlacement(
     arena_base="level_base()",
     constants_in_arena_level=True,
     definitions=("static uint8_t *level_base(void) { return emulated_level.bytes; }",),
-    init_lines=("memset(DC_ARENA_BASE, 0xA5, sizeof emulated_level.bytes); /* poisoned until written */",),
+    init_lines=("memset(level_base(), 0xA5, sizeof emulated_level.bytes); /* poisoned until written */",),
 )
 
 
@@ -54,7 +54,7 @@ def test_constants_copied_into_the_arena_level_give_the_same_results(tiny_cnn: P
     generated, result = validate_model(tiny_cnn, options, host, repeats=2, cache_dir=runtime_cache)
     assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]
     source = generated.files["Network.c"]
-    assert "static union { uint8_t bytes[" in source and "#define DC_ARENA_BASE ((uint8_t *)(level_base()))" in source
+    assert "static union { uint8_t bytes[" in source and "dc_arena_base = (uint8_t *)(level_base());" in source
     copies = [line for line in source.splitlines() if line.strip().startswith("memcpy(DC_ARENA_BASE + ")]
     constants = generated.files["Network_weights.h"].count("extern const ")
     assert len(copies) == constants >= 2, "every constant is copied into the level once"

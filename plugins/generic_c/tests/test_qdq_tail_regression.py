@@ -1,0 +1,52 @@
+"""Regression: a quantised classifier tail that gcc 12 -O2 once turned into wrong code.
+
+DequantizeLinear → GlobalAveragePool → QuantizeLinear → DequantizeLinear →
+Flatten → QuantizeLinear → DequantizeLinear (SqueezeNet's end, int8 QDQ) gave
+10/10 wrong outputs at -O2 while -O0, -O1, -O3 and -O2 -fno-ivopts were right:
+with every buffer addressed as a constant offset from one static array, IVOPTs
+rewrote the int8-load/float-store loops into addresses with no base object and
+the stores of two DequantizeLinear layers were dropped.  The generated code now
+addresses the arena through a pointer set by ``InitNetwork``; this network must
+be exact at the default -O2 in both quantisation modes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from deeploy_core.api import CompileOptions, validate_with_data
+from deeploy_core.plugins import PluginHost
+from deeploy_generic_c.platform import generic_c_platform
+
+
+def _tail_network(path: Path) -> Path:
+    scale = numpy_helper.from_array(np.array(0.05, np.float32), "s")
+    zero_point = numpy_helper.from_array(np.array(3, np.int8), "z")
+    chain = [("DequantizeLinear", "x", "d0"), ("GlobalAveragePool", "d0", "g"), ("QuantizeLinear", "g", "q1"),
+             ("DequantizeLinear", "q1", "d1"), ("Flatten", "d1", "f"), ("QuantizeLinear", "f", "q2"),
+             ("DequantizeLinear", "q2", "y")]
+    nodes = [helper.make_node(op, [source, "s", "z"] if op.endswith("uantizeLinear") else [source], [target], name=target)
+             for op, source, target in chain]
+    graph = helper.make_graph(nodes, "tail", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 10, 3, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], [scale, zero_point])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+@pytest.mark.parametrize("quantization", ["exact", "fixed-point"])
+def test_quantised_tail_is_exact_at_the_default_optimisation_level(
+    tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path, quantization: str
+) -> None:
+    model = _tail_network(tmp_path / "tail.onnx")
+    assert "-O2" in generic_c_platform().runtime.cflags, "the regression needs the default optimisation level"
+    inputs = {"x": np.random.default_rng(0).integers(-128, 128, (1, 10, 3, 3)).astype(np.int8)}
+    options = CompileOptions(platform="generic-c", quantization=quantization)
+    generated, result = validate_with_data(model, options, generic_c_host, inputs, atol=0.0, rtol=0.0,
+                                           cache_dir=runtime_cache)
+    assert "dc_arena_base = (uint8_t *)(dc_arena.bytes);" in generated.files["Network.c"]
+    assert result.ok, [(c.name, c.max_abs_error, c.mismatches) for c in result.comparisons]
