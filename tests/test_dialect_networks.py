@@ -1,0 +1,162 @@
+"""Whole integer-transformer networks of Deeploy's dialect (issue 19 item 2), bit-exact on both platforms.
+
+The single-op tests (``test_dialect_ops``, ``test_dialect_rowwise``, ...) check each op alone; these networks chain
+them the way integer transformers do, so what one op hands the next (types, unsigned softmax outputs feeding a
+MatMul, int32 accumulators feeding a requantisation, tiles of one layer becoming the next layer's input) is
+checked too.  Every network is built with ``tests.dialect_reference.networks.Composer``, which writes the ONNX
+graph (QuantLib style: default domain, float-declared integer tensors) and evaluates the numpy reference of each
+node as it adds it; the requantisations are calibrated on those reference values so the intermediate tensors use
+the int8 range.  The generated C (built with -Werror) must equal the reference bit for bit untiled, tiled into a
+small L1 with single and double buffering, and on the 8-core cluster, and the tiled runs must really cut the big
+layers into several tiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from deeploy_core.api import CompileOptions, validate_with_data
+from deeploy_core.ir.dtypes import INT8
+from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.c_flags import strict_flags
+from deeploy_core.validate import Toolchain
+from deeploy_generic_c import plugin as generic_c_plugin
+from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
+from tests.dialect_reference.basic import integer_mean
+from tests.dialect_reference.networks import (
+    Composer,
+    add_requant,
+    gemm_requant,
+    i_layer_norm,
+    ita_max,
+    ita_partial_max,
+    matmul_requant,
+    projection,
+    saturation,
+)
+
+TOKENS, DIMS, HIDDEN = 16, 32, 64
+L1_SINGLE, L1_DOUBLE = 2048, 3072
+"""Small enough that the projections and MLP layers need several tiles, large enough for a row of each operand
+(double buffering holds two slots of every streamed tile, so it needs more)."""
+
+CONFIGURATIONS: dict[str, CompileOptions] = {
+    "generic-c untiled": CompileOptions(platform="generic-c"),
+    "generic-c L1 single": CompileOptions(platform="generic-c", level_sizes={"L1": L1_SINGLE}, buffering="single"),
+    "generic-c L1 double": CompileOptions(platform="generic-c", level_sizes={"L1": L1_DOUBLE}, buffering="double"),
+    "pulp-cluster 8 cores L1 single": CompileOptions(platform="pulp-cluster", level_sizes={"L1": L1_SINGLE},
+                                                     buffering="single", cores=8),
+    "pulp-cluster 8 cores L1 double": CompileOptions(platform="pulp-cluster", level_sizes={"L1": L1_DOUBLE},
+                                                     buffering="double", cores=8),
+}
+"""The configurations of ``test_dialect_ops``, with an L1 sized for whole networks instead of one op."""
+
+
+@dataclass(frozen=True)
+class Network:
+    """A composed network, its graph outputs, and the layers (ONNX node names) that must be cut into tiles."""
+
+    composer: Composer
+    outputs: list[str]
+    big_layers: tuple[str, ...]
+    ops: tuple[str, ...]
+    """Dialect ops the network must contain (checked against the compiled layers' kernels)."""
+
+
+def _tokens(rng: np.random.Generator) -> np.ndarray:
+    return rng.integers(-100, 101, (TOKENS, DIMS)).astype(np.int8)
+
+
+# -- 1. an embedding-free ViT/CCT block ----------------------------------------------------------------------------
+
+def vit_block(softmax: str) -> Network:
+    """iLayerNorm → Q, K, V → Q·Kᵀ → ITAMax or ITAPartialMax → ·V → residual → iLayerNorm → MLP → residual → mean.
+
+    One head of 16 tokens × 32 dims; the MLP widens to 64.  The block ends as CCT's sequence pooling does, with
+    an IntegerMean over the tokens.
+    """
+    rng = np.random.default_rng(19)
+    c = Composer(f"vit_block_{softmax}")
+    x = c.input("x", _tokens(rng))
+    normed = i_layer_norm(c, x, "ln1", rng)
+    q, k, v = (projection(c, normed, DIMS, name, rng) for name in ("q", "k", "v"))
+    kt = c.apply("Transpose", [k], "kt", lambda a: a.T, perm=[1, 0])
+    scores = matmul_requant(c, q, kt, "scores")
+    probabilities = ita_max(c, scores, "attention") if softmax == "ITAMax" else \
+        ita_partial_max(c, scores, "attention", group_width=4)
+    context = matmul_requant(c, probabilities, v, "context")
+    residual = add_requant(c, x, context, "residual1")
+    normed2 = i_layer_norm(c, residual, "ln2", rng)
+    hidden = gemm_requant(c, normed2, HIDDEN, "fc1", rng)
+    down = gemm_requant(c, hidden, DIMS, "fc2", rng)
+    out = add_requant(c, residual, down, "residual2")
+    sequence = c.apply("Reshape", [out, c.shape("sequence_shape", [1, TOKENS, DIMS])], "sequence",
+                       lambda a, _: a.reshape(1, TOKENS, DIMS))
+    c.apply("IntegerMean", [sequence], "pooled", lambda a: integer_mean(a, (1,), False), axes=[1], keepdims=0)
+    return Network(c, ["pooled"], ("q_acc", "fc1_acc", "fc2_acc"), ("iLayerNorm", softmax, "IntegerMean"))
+
+
+NETWORKS: dict[str, Callable[[], Network]] = {
+    "ViT block, ITAMax": lambda: vit_block("ITAMax"),
+    "ViT block, ITAPartialMax": lambda: vit_block("ITAPartialMax"),
+}
+
+
+@pytest.fixture(scope="module")
+def host() -> PluginHost:
+    """Both bundled platforms and nothing else that happens to be installed."""
+    plugins = PluginHost()
+    plugins.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")
+    plugins.add_plugin(pulp_cluster_plugin, name="pulp-cluster", distribution="deeploy-pulp-cluster")
+    return plugins
+
+
+@pytest.mark.parametrize("network", list(NETWORKS))
+def test_the_reference_uses_the_int8_range(network: str) -> None:
+    # Every requantised tensor spans at least 5 of its 8 bits and saturates at most 5% of its elements: the
+    # calibration neither crushes values to a few levels nor clips them wholesale, so the comparison means something.
+    composed = NETWORKS[network]().composer
+    for name in composed.requantised:
+        values = composed.values[name]
+        assert np.abs(values).max() >= 32, (name, np.histogram(values, bins=8))
+        assert saturation(values) <= 0.05, (name, np.histogram(values, bins=8))
+
+
+def _layer(report: dict[str, object], node: str) -> dict[str, object]:
+    """The compiled layer that computes ONNX node ``node`` (alone, or fused with the requantisation after it)."""
+    layers = report["layers"]
+    assert isinstance(layers, list)
+    return next(layer for layer in layers if layer["node"] in (node, f"{node}_rq"))
+
+
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+@pytest.mark.parametrize("network", list(NETWORKS))
+def test_network_is_bit_exact(network: str, configuration: str, host: PluginHost, tmp_path: Path) -> None:
+    built = NETWORKS[network]()
+    composed = built.composer
+    model = tmp_path / f"{composed.name}.onnx"
+    onnx.save(composed.model(built.outputs), model)
+    base = CONFIGURATIONS[configuration]
+    options = CompileOptions(platform=base.platform, level_sizes=dict(base.level_sizes), buffering=base.buffering,
+                             cores=base.cores, input_types={name: INT8 for name in composed.input_dtypes})
+    inputs = {name: composed.values[name] for name in composed.input_dtypes}
+    expected = [composed.values[name] for name in built.outputs]
+    generated, result = validate_with_data(model, options, host, inputs, expected, atol=0.0, rtol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    kernels = {str(layer["kernel"]).split(" ")[0] for layer in generated.report["layers"]}
+    assert set(built.ops) <= kernels, sorted(kernels)
+    if "L1" not in configuration:
+        assert "tiling" not in generated.report
+        return
+    tiled = {layer["layer"]: layer["tiles"] for layer in generated.report["tiling"]["layers"]}
+    for node in built.big_layers:
+        layer = _layer(generated.report, node)
+        assert "tiling" in layer["code_transformations"], node
+        assert tiled[layer["node"]] >= 2, (node, tiled)
