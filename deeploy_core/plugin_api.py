@@ -132,6 +132,7 @@ if TYPE_CHECKING:  # the lazily imported names below, for type checkers (and rea
     from deeploy_core.platform import Platform as Platform
     from deeploy_core.platform import RuntimeLibrary as RuntimeLibrary
     from deeploy_core.platform import StaticPlacement as StaticPlacement
+    from deeploy_core.platform.verification import OpVerification as OpVerification
     from deeploy_core.tiling import geometry as _geometry
     from deeploy_core.tiling import transfers as _transfers
     from deeploy_core.tiling.codegen import LayerLayout as LayerLayout
@@ -251,6 +252,7 @@ _HOMES: dict[str, str] = {
     "Engine": "deeploy_core.platform",
     "RuntimeLibrary": "deeploy_core.platform",
     "StaticPlacement": "deeploy_core.platform",
+    "OpVerification": "deeploy_core.platform.verification",
     "TransferPrimitives": "deeploy_core.tiling.transfers",
     "HOST_MEMCPY": "deeploy_core.tiling.transfers",
     "ClusterParallelism": "deeploy_core.tiling.parallel",
@@ -346,7 +348,7 @@ __all__ = [
     # memory levels
     "MemoryHierarchy", "MemoryLevel", "MemoryLevelDeployerWrapper", "load_hierarchy",
     # platform data
-    "Platform", "Engine", "RuntimeLibrary", "StaticPlacement", "TransferPrimitives", "HOST_MEMCPY",
+    "Platform", "Engine", "RuntimeLibrary", "StaticPlacement", "OpVerification", "TransferPrimitives", "HOST_MEMCPY",
     "ClusterParallelism",
     # static allocation
     "AllocationBlock", "AllocationProblem", "AllocationSolution", "FirstFitAllocator", "ModelBlock",

@@ -87,9 +87,11 @@ def test_supported_ops_rows_are_whole(way: str, platform: str) -> None:
     lines = output.splitlines()
     title = find_line(lines, f"operators on {platform}")
     table = plain_table(lines, title + 1, len(rows))
-    assert table[0] == ["op", "kernel", "types", "from", "constraints"]
-    expected = [[printable_line(row[key]) for key in ("op", "kernel", "signature", "source", "constraints")]
-                for row in rows]
+    assert table[0] == ["op", "kernel", "types", "from", "platforms", "tiling", "verified", "constraints"]
+    expected = [[printable_line(cell) for cell in (
+        row["op"], row["kernel"], row["signature"], row["source"], ",".join(row["platforms"]),
+        row["tiling"]["constraint"], ", ".join(check["status"] for check in row["verification"]) or "unstated",
+        row["constraints"])] for row in rows]
     assert table[1:] == expected
     assert len(lines) == title + 3 + len(rows), "nothing but the table"
 

@@ -9,7 +9,9 @@ from rich.console import Console
 
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.table_output import TextTable, print_table
-from deeploy_core.supported_ops import supported_operators
+from deeploy_core.supported_ops import supported_operators, verification_text
+
+OPERATOR_COLUMNS = ("op", "kernel", "types", "from", "platforms", "tiling", "verified", "constraints")
 
 
 @click.command("supported-ops")
@@ -17,13 +19,14 @@ from deeploy_core.supported_ops import supported_operators
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_obj
 def supported_ops_command(session: CliSession, platform: str, as_json: bool) -> None:
-    """List the operators, type signatures and constraints of a platform."""
+    """List the operators of a platform: types, constraints, platforms, tiling and verification."""
     rows = supported_operators(session.host, platform)
     if as_json:
         click.echo(json.dumps(rows, indent=2, sort_keys=True))
         return
     # One kernel per line (``| grep Conv`` finds its rows); the long free text goes last so it pushes nothing.
-    table = TextTable(("op", "kernel", "types", "from", "constraints"), title=f"operators on {platform}")
+    table = TextTable(OPERATOR_COLUMNS, title=f"operators on {platform}")
     for row in rows:
-        table.add_row(row["op"], row["kernel"], row["signature"], row["source"], row["constraints"])
+        table.add_row(row["op"], row["kernel"], row["signature"], row["source"], ",".join(row["platforms"]),
+                      row["tiling"]["constraint"], verification_text(row), row["constraints"])
     print_table(Console(soft_wrap=True), table, fallback="plain")

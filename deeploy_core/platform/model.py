@@ -9,6 +9,7 @@ from deeploy_core.frontend.custom_ops import CustomOpSchema
 from deeploy_core.mapping.binding import NodeMapper
 from deeploy_core.passes import Pass
 from deeploy_core.platform.placement import STATIC_ARRAYS, StaticPlacement
+from deeploy_core.platform.verification import OpVerification
 from deeploy_core.platform.runtime_library import RuntimeLibrary
 
 
@@ -45,6 +46,9 @@ class Platform:
     custom_ops: tuple[CustomOpSchema, ...] = ()
     """Output types and shapes of the ops without an ONNX schema that this platform maps (Deeploy's
     ``IntegerMean``, a vendor's ``com.example::Foo``): the front end types their nodes with them."""
+    verification: Mapping[str, tuple[OpVerification, ...]] = field(default_factory=dict)
+    """Per op key, what its kernels' arithmetic was checked against (``supported-ops`` shows it); an op
+    without an entry is listed with no verification (``unstated``)."""
 
     def mappers_for(self, op_type: str) -> list[tuple[Engine, NodeMapper]]:
         """Every (engine, mapper) that claims ``op_type``, in engine order."""

@@ -9,6 +9,7 @@ from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, CustomOpSchema, 
 from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.names import PLATFORM_NAME
 from deeploy_generic_c.ops import collect_custom_ops, collect_mappers
+from deeploy_generic_c.verification import VERIFICATION
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
@@ -32,4 +33,5 @@ def generic_c_platform() -> Platform:
         description="portable C99, single core",
         transfers=HOST_MEMCPY,
         custom_ops=DIALECT_SCHEMAS,
+        verification=VERIFICATION,
     )

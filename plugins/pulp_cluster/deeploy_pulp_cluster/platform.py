@@ -10,6 +10,7 @@ from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.ops import collect_mappers
 from deeploy_generic_c.platform import DIALECT_SCHEMAS
 from deeploy_generic_c.platform import RUNTIME_DIR as GENERIC_RUNTIME_DIR
+from deeploy_generic_c.verification import VERIFICATION
 
 from deeploy_pulp_cluster.defaults import DEFAULT_CORES
 from deeploy_pulp_cluster.names import PLATFORM_NAME
@@ -52,6 +53,7 @@ def pulp_cluster_platform(sizes: tuple[tuple[str, int], ...], cores: int = DEFAU
         description=f"PULP-like cluster ({cores} cores, L1 {dict(sizes)['L1']} B) on the host emulation runtime",
         transfers=CLUSTER_DMA,
         custom_ops=DIALECT_SCHEMAS,
+        verification=VERIFICATION,
         placement=_placement(sizes, cores),
         parallelism=ClusterParallelism(cores=cores, fork="pulp_cluster_fork({task}, NULL);", core_id="pulp_core_id()",
                                        barrier="pulp_barrier();", count_work="pulp_count_macs({macs});"),

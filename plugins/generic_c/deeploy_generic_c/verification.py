@@ -1,0 +1,119 @@
+"""What the arithmetic of each generic-C op was checked against (``Platform.verification``).
+
+The statuses are facts about this plugin's test suite and about Deeploy's own
+verification (``deeploy-op-semantics.md`` §0), written down here because the
+listing must not depend on ``../shared`` being present or on which tests ran
+last.  Keys are op keys as the platform maps them; an entry for an op that is
+not mapped (yet) is simply not shown, and a mapped op without an entry fails
+``tests/test_supported_ops_verification.py``, so whoever adds an op states
+how it is checked.  pulp-cluster runs these kernels too and shares the table.
+"""
+
+from __future__ import annotations
+
+from deeploy_core.plugin_api import OpVerification
+
+
+def _peer(tests: str) -> OpVerification:
+    return OpVerification("peer", f"matches Deeploy's peer outputs (integers bit-exact, float32 within 1e-4): {tests}")
+
+
+def _node_tests() -> OpVerification:
+    return OpVerification("onnx-node-tests", "the ONNX backend node tests of the op that the platform accepts pass "
+                                             "(float32 cases; the conformance suite of both platforms)")
+
+
+def _onnxruntime(how: str) -> OpVerification:
+    return OpVerification("onnxruntime", f"quantised test networks from ONNX Runtime's quantize_static: {how}")
+
+
+def _reference(deeploy: str) -> OpVerification:
+    return OpVerification("reference", f"bit-exact with a numpy reference written from deeploy-op-semantics.md "
+                                       f"only; {deeploy}")
+
+
+_DEEPLOY_VERIFIED = "Deeploy verified it on held-out models, no peer data for it in ../shared"
+_DEEPLOY_UNVERIFIED = "Deeploy marks the arithmetic unverified (implemented as written)"
+_QDQ = "bit-exact with ONNX Runtime in --quantization exact (test_qdq.py, test_qdq_fire.py)"
+_FIXED_POINT = "within 1 LSB of ONNX Runtime in --quantization fixed-point (test_qdq.py, fuzz regressions)"
+
+_NODE_TESTS_ONLY = (
+    "Abs BatchNormalization Concat ConvTranspose Elu Erf Gather GRU Identity LeakyRelu Log LSTM Max Min Neg "
+    "Reciprocal ReduceMax ReduceMin Softplus Split Tanh Unsqueeze"
+).split()
+
+_PEER_AND_NODE_TESTS: dict[str, str] = {
+    "Add": "Kernels/Integer/Add/*, Kernels/FP32/Add, integer models",
+    "AveragePool": "Kernels/FP32/AveragePool/*",
+    "Ceil": "Kernels/FP32/Ceil",
+    "Clip": "Kernels/FP32/Clip, Kernels/Mixed/Quant",
+    "Conv": "Kernels/Integer/Conv/*, Kernels/FP32/Conv/*, miniMobileNet",
+    "Div": "Kernels/FP32/Div, Kernels/Mixed/Quant",
+    "Exp": "Kernels/FP32/Exp",
+    "Flatten": "miniMobileNet",
+    "Floor": "Kernels/FP32/Floor",
+    "Gelu": "CCT_1_16_16_8 (com.microsoft::Gelu)",
+    "Gemm": "Kernels/Integer/GEMM/Regular, Kernels/FP32/GEMM/Regular",
+    "GlobalAveragePool": "Kernels/FP32/GlobalAveragePool",
+    "GlobalMaxPool": "Kernels/FP32/GlobalMaxPool",
+    "GroupNormalization": "Kernels/FP32/GroupNorm",
+    "HardSigmoid": "Kernels/FP32/HardSigmoid",
+    "HardSwish": "Kernels/FP32/HardSwish",
+    "InstanceNormalization": "Kernels/FP32/InstanceNorm",
+    "LayerNormalization": "Kernels/FP32/LayerNorm, CCT_1_16_16_8",
+    "MatMul": "Kernels/Integer/MatMul/*, Kernels/FP32/MatMul",
+    "MaxPool": "Kernels/Integer/MaxPool/*, Kernels/FP32/MaxPool/*",
+    "Mul": "Kernels/FP32/Mul, Kernels/Mixed/Dequant",
+    "Pad": "Kernels/Integer/Pad/*",
+    "Pow": "Kernels/FP32/Pow/*",
+    "ReduceMean": "Kernels/Integer/ReduceMean, Kernels/FP32/ReduceMean/*",
+    "ReduceSum": "Kernels/Integer/ReduceSum",
+    "Relu": "Kernels/FP32/ReLU, CCT_1_16_16_8",
+    "Reshape": "KeywordSpotting, EEGFormer, CCT_1_16_16_8",
+    "Round": "Kernels/Mixed/Quant, Transformer_DeepQuant",
+    "Sigmoid": "Kernels/FP32/Sigmoid",
+    "Slice": "Kernels/Integer/Slice",
+    "Softmax": "Kernels/FP32/Softmax/Regular, CCT_1_16_16_8",
+    "Sqrt": "Kernels/FP32/Sqrt, Kernels/FP32/RMSNorm/separate_ops",
+    "Squeeze": "CCT_1_16_16_8",
+    "Sub": "Kernels/Integer/Sub, Kernels/FP32/Sub, Kernels/Mixed/Dequant",
+    "Swish": "Kernels/FP32/Swish",
+    "Transpose": "Kernels/FP32/Transpose, EEGFormer, Transformer_DeepQuant",
+}
+
+VERIFICATION: dict[str, tuple[OpVerification, ...]] = {
+    **{op: (_node_tests(),) for op in _NODE_TESTS_ONLY},
+    **{op: (_peer(tests), _node_tests()) for op, tests in _PEER_AND_NODE_TESTS.items()},
+    # Deeploy's integer dialect with peer data in ../shared
+    "RequantShift": (_peer("Kernels/Integer/Conv/*_RQ, Kernels/Integer/MatMul/Regular_RQ, miniMobileNet, "
+                           "KeywordSpotting, EEGFormer"),),
+    "RequantizedConv": (_peer("Conv + RequantShift of Kernels/Integer/Conv/*_RQ, miniMobileNet (fused by lowering)"),),
+    "RequantizedGemm": (_peer("Gemm + RequantShift of the integer models (fused by lowering)"),),
+    "RequantizedMatMul": (_peer("MatMul + RequantShift of Kernels/Integer/MatMul/Regular_RQ (fused by lowering)"),),
+    "iSoftmax": (_peer("Kernels/Integer/Softmax/Regular"),),
+    # Deeploy's dialect, checked here against the numpy reference only
+    "Quant": (_reference("the same formula as the Div-Add-Round-Clip pattern Deeploy's Kernels/Mixed/Quant peer "
+                         "test verifies (that pattern runs here as its standard ops, checked as peer)"),),
+    "Dequant": (_reference("the same formula as the Sub-Mul pattern Deeploy's Kernels/Mixed/Dequant peer test "
+                           "verifies (that pattern runs here as its standard ops, checked as peer)"),),
+    **{op: (_reference(_DEEPLOY_VERIFIED),) for op in ("ITAMax", "ITAPartialMax", "iLayerNorm", "iGELU",
+                                                        "RequantizediGELU", "iGELURequantShift", "IntegerMean")},
+    **{op: (_reference(_DEEPLOY_UNVERIFIED),) for op in (
+        "IntegerDiv", "RQIntegerDiv", "IntegerDivRequantShift", "iHardswish", "RequantizediHardswish",
+        "iHardswishRequantShift", "iRMSNorm", "iNoNorm", "RQGemm", "RQMatMul", "MatMulInteger")},
+    "RequantizedAdd": (_reference("Deeploy marks the arithmetic unverified; its rounding is defined by this "
+                                  "project (deeploy-op-semantics.md leaves it open)"),),
+    "DebugPrint": (OpVerification("documented no-op", "copies its input to its output and prints nothing (tests: "
+                                                      "output equals input, untiled, tiled and on the cluster)"),),
+    # ONNX's quantised operators, as QDQ exact mode fuses them or as exporters write them
+    "QuantizeLinear": (_onnxruntime(_QDQ),),
+    "DequantizeLinear": (_onnxruntime(_QDQ), _node_tests()),
+    "QLinearConv": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT)),
+    "QLinearMatMul": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT)),
+    "com.microsoft.QGemm": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT)),
+    "com.microsoft.QLinearAdd": (_onnxruntime(_FIXED_POINT),),
+    "com.microsoft.QLinearMul": (_onnxruntime(_FIXED_POINT),),
+    "com.microsoft.QLinearAveragePool": (_onnxruntime(_FIXED_POINT),),
+    "com.microsoft.QLinearGlobalAveragePool": (_onnxruntime(_FIXED_POINT),),
+}
+"""Op key -> the checks its kernels pass, strongest first."""
