@@ -35,11 +35,15 @@ from tests.dialect_reference.networks import (
     Composer,
     add_requant,
     gemm_requant,
+    i_gelu,
     i_layer_norm,
     ita_max,
     ita_partial_max,
     matmul_requant,
     projection,
+    rq_gemm,
+    rq_matmul,
+    rq_projection,
     saturation,
 )
 
@@ -76,30 +80,33 @@ def _tokens(rng: np.random.Generator) -> np.ndarray:
 # -- 1. an embedding-free ViT/CCT block ----------------------------------------------------------------------------
 
 def vit_block(softmax: str) -> Network:
-    """iLayerNorm → Q, K, V → Q·Kᵀ → ITAMax or ITAPartialMax → ·V → residual → iLayerNorm → MLP → residual → mean.
+    """iLayerNorm → Q, K, V → Q·Kᵀ → ITAMax or ITAPartialMax → ·V → residual → iLayerNorm → iGELU MLP → residual → mean.
 
-    One head of 16 tokens × 32 dims; the MLP widens to 64.  The block ends as CCT's sequence pooling does, with
-    an IntegerMean over the tokens.
+    One head of 16 tokens × 32 dims; the MLP widens to 64.  The ITAMax variant writes every requantised linear
+    layer as MatMul/Gemm + RequantShift (which the platform fuses), the ITAPartialMax variant as Deeploy's fused
+    RQMatMul/RQGemm nodes.  The block ends as CCT's sequence pooling does, with an IntegerMean over the tokens.
     """
     rng = np.random.default_rng(19)
+    fused = softmax == "ITAPartialMax"
     c = Composer(f"vit_block_{softmax}")
     x = c.input("x", _tokens(rng))
     normed = i_layer_norm(c, x, "ln1", rng)
-    q, k, v = (projection(c, normed, DIMS, name, rng) for name in ("q", "k", "v"))
+    q, k, v = ((rq_projection if fused else projection)(c, normed, DIMS, name, rng) for name in ("q", "k", "v"))
     kt = c.apply("Transpose", [k], "kt", lambda a: a.T, perm=[1, 0])
-    scores = matmul_requant(c, q, kt, "scores")
-    probabilities = ita_max(c, scores, "attention") if softmax == "ITAMax" else \
-        ita_partial_max(c, scores, "attention", group_width=4)
-    context = matmul_requant(c, probabilities, v, "context")
+    scores = (rq_matmul if fused else matmul_requant)(c, q, kt, "scores")
+    probabilities = ita_partial_max(c, scores, "attention", group_width=4) if fused else ita_max(c, scores, "attention")
+    context = (rq_matmul if fused else matmul_requant)(c, probabilities, v, "context")
     residual = add_requant(c, x, context, "residual1")
     normed2 = i_layer_norm(c, residual, "ln2", rng)
-    hidden = gemm_requant(c, normed2, HIDDEN, "fc1", rng)
-    down = gemm_requant(c, hidden, DIMS, "fc2", rng)
+    hidden = (rq_gemm if fused else gemm_requant)(c, normed2, HIDDEN, "fc1", rng)
+    activated = c.requant_shift(i_gelu(c, hidden, "gelu"), "gelu_rq")
+    down = (rq_gemm if fused else gemm_requant)(c, activated, DIMS, "fc2", rng)
     out = add_requant(c, residual, down, "residual2")
     sequence = c.apply("Reshape", [out, c.shape("sequence_shape", [1, TOKENS, DIMS])], "sequence",
                        lambda a, _: a.reshape(1, TOKENS, DIMS))
     c.apply("IntegerMean", [sequence], "pooled", lambda a: integer_mean(a, (1,), False), axes=[1], keepdims=0)
-    return Network(c, ["pooled"], ("q_acc", "fc1_acc", "fc2_acc"))
+    big = ("q", "fc1", "fc2") if fused else ("q_acc", "fc1_acc", "fc2_acc")
+    return Network(c, ["pooled"], big)
 
 
 NETWORKS: dict[str, Callable[[], Network]] = {
@@ -108,8 +115,8 @@ NETWORKS: dict[str, Callable[[], Network]] = {
 }
 
 NETWORK_OPS: dict[str, tuple[str, ...]] = {
-    "ViT block, ITAMax": ("iLayerNorm", "ITAMax", "IntegerMean"),
-    "ViT block, ITAPartialMax": ("iLayerNorm", "ITAPartialMax", "IntegerMean"),
+    "ViT block, ITAMax": ("iLayerNorm", "ITAMax", "iGELU", "IntegerMean"),
+    "ViT block, ITAPartialMax": ("iLayerNorm", "RQMatMul", "ITAPartialMax", "RQGemm", "iGELU", "IntegerMean"),
 }
 """The dialect ops of each network, known before building it (the build needs their references)."""
 

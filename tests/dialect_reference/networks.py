@@ -225,3 +225,118 @@ def add_requant(c: Composer, a: str, b: str, output: str) -> str:
     """A residual: the exact int32 sum a + b, then RequantShift back to int8."""
     c.apply("Add", [a, b], f"{output}_acc", lambda p, q: np.asarray(p, np.int64) + np.asarray(q, np.int64))
     return c.requant_shift(f"{output}_acc", output)
+
+
+# -- Deeploy's element-wise ops ------------------------------------------------------------------------------------
+
+def i_gelu(c: Composer, x: str, output: str, b: int = -40, one: int = 1743) -> str:
+    """iGELU with I-BERT's constants for an int8 input whose unit is 1/32 (b = -40 clips erf at |x| ≈ 1.25)."""
+    from tests.dialect_reference.elementwise import igelu
+
+    return c.node("iGELU", [x], output, igelu(c.values[x], b, one), b=b, one=one)
+
+
+def i_hardswish(c: Composer, x: str, output: str, unit: int = 16) -> str:
+    """iHardswish for an int8 input of scale 1/``unit``: three = 3·unit, six = 6·unit, one_over_six = 2^10/6."""
+    from tests.dialect_reference.elementwise import ihardswish
+
+    three, six, one_over_six = 3 * unit, 6 * unit, round(1024 / 6)
+    return c.node("iHardswish", [x], output, ihardswish(c.values[x], one_over_six, three, six),
+                  one_over_six=one_over_six, three=three, six=six)
+
+
+def requantized_i_hardswish(c: Composer, x: str, output: str, unit: int = 16) -> str:
+    """RequantizediHardswish (attributes mul, add, shift: Deeploy's fused form), calibrated like a RequantShift."""
+    from tests.dialect_reference.elementwise import ihardswish, requantized_ihardswish
+
+    three, six, one_over_six = 3 * unit, 6 * unit, round(1024 / 6)
+    chosen = calibrate(ihardswish(c.values[x], one_over_six, three, six))
+    shift = chosen.div.bit_length() - 1
+    value = requantized_ihardswish(c.values[x], chosen.mul, chosen.add, shift, one_over_six, three, six)
+    c.node("RequantizediHardswish", [x], output, value, one_over_six=one_over_six, three=three, six=six,
+           mul=chosen.mul, add=chosen.add, shift=shift)
+    c.requantised.append(output)
+    return output
+
+
+def i_no_norm(c: Composer, x: str, output: str, rng: np.random.Generator) -> str:
+    """iNoNorm with int8 weights and int32 biases of x's shape; mul and D chosen so the int8 result cannot wrap."""
+    from tests.dialect_reference.elementwise import inonorm
+
+    shape = c.values[x].shape
+    w = rng.integers(-64, 64, shape).astype(np.int64)
+    bias = rng.integers(-1024, 1024, shape).astype(np.int64)
+    mul = 3
+    bound = float(np.abs((np.asarray(c.values[x], np.int64) * w + bias) * mul).max())
+    d = smallest_power_of_two(bound)
+    value = inonorm(c.values[x], w, bias, d, mul)
+    c.node("iNoNorm", [x, c.constant(f"{output}_weights", w), c.constant(f"{output}_bias", bias)], output, value,
+           D=float(d), mul=mul, n_levels=256)
+    c.requantised.append(output)
+    return output
+
+
+def requantized_add(c: Composer, a: str, b: str, output: str) -> str:
+    """RequantizedAdd: both inputs brought to a common scale (b's weighs half of a's), the sum back to int8."""
+    from tests.dialect_reference.elementwise import RequantSpec, requantized_add as reference
+
+    rqs1, rqs2 = RequantSpec(mul=64, add=0, div=64), RequantSpec(mul=64, add=32, div=128)
+    total = rqs1.apply(c.values[a]) + rqs2.apply(c.values[b])
+    calibrated = calibrate(total)
+    rqs_out = RequantSpec(mul=calibrated.mul, add=calibrated.add, div=calibrated.div)
+    c.node("RequantizedAdd", [a, b], output, reference(c.values[a], c.values[b], rqs1, rqs2, rqs_out),
+           **rqs1.attributes("rqs1"), **rqs2.attributes("rqs2"), **rqs_out.attributes("rqsOut"))
+    c.requantised.append(output)
+    return output
+
+
+def rq_integer_div(c: Composer, a: str, b: str, output: str, delta: int = 256, eps: int = 1, eta: int = 4) -> str:
+    """RQIntegerDiv(A, B, mul, add, shift): Deeploy's fused division, requantisation calibrated on the quotient."""
+    from tests.dialect_reference.elementwise import integer_div, rq_integer_div as reference
+
+    chosen = calibrate(integer_div(c.values[a], c.values[b], delta, eps, eta))
+    shift = chosen.div.bit_length() - 1
+    parameters = [c.constant(f"{output}_{name}", np.array([value]))
+                  for name, value in (("mul", chosen.mul), ("add", chosen.add), ("div", shift))]
+    value = reference(c.values[a], c.values[b], chosen.mul, chosen.add, shift, delta, eps, eta)
+    c.node("RQIntegerDiv", [a, b, *parameters], output, value, Delta=delta, eps=eps, eta=eta, div=float(chosen.div),
+           n_levels=256, signed=1)
+    c.requantised.append(output)
+    return output
+
+
+# -- Deeploy's fused linear ops ------------------------------------------------------------------------------------
+
+def rq_matmul(c: Composer, x: str, b: str, output: str) -> str:
+    """RQMatMul(A, B, add, mul): the MatMul and its requantisation as one node, calibrated on the product."""
+    from tests.dialect_reference.basic import matmul
+    from tests.dialect_reference.linear import rq_matmul as reference
+
+    chosen = calibrate(matmul(c.values[x], c.values[b]))
+    add, mul = c.constant(f"{output}_add", np.array(chosen.add)), c.constant(f"{output}_mul", np.array(chosen.mul))
+    value = reference(c.values[x], c.values[b], np.array(chosen.add), np.array(chosen.mul), chosen.div)
+    c.node("RQMatMul", [x, b, add, mul], output, value, **chosen.attributes())
+    c.requantised.append(output)
+    return output
+
+
+def rq_gemm(c: Composer, x: str, width: int, output: str, rng: np.random.Generator) -> str:
+    """RQGemm(A, B, C, add, mul) with B stored transposed ([width, K], transB = 1) as Deeploy's PULP targets do."""
+    from tests.dialect_reference.basic import gemm
+    from tests.dialect_reference.linear import rq_gemm as reference
+
+    w = weights(rng, (width, c.values[x].shape[-1]))
+    bias = rng.integers(-2000, 2000, width)
+    chosen = calibrate(gemm(c.values[x], w, bias, trans_b=True))
+    inputs = [x, c.constant(f"{output}_w", w), c.constant(f"{output}_b", bias),
+              c.constant(f"{output}_add", np.array(chosen.add)), c.constant(f"{output}_mul", np.array(chosen.mul))]
+    value = reference(c.values[x], w, bias, np.array(chosen.add), np.array(chosen.mul), chosen.div, trans_b=True)
+    c.node("RQGemm", inputs, output, value, transB=1, **chosen.attributes())
+    c.requantised.append(output)
+    return output
+
+
+def rq_projection(c: Composer, x: str, width: int, output: str, rng: np.random.Generator) -> str:
+    """x @ W as one RQMatMul node (the fused form a Deeploy PULP export carries)."""
+    w = c.constant(f"{output}_w", weights(rng, (c.values[x].shape[-1], width)))
+    return rq_matmul(c, x, w, output)
