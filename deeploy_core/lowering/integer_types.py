@@ -153,11 +153,22 @@ class IntegerTypeInference(Pass[gs.Graph]):
         unknown = sorted(set(self.input_types) - names)
         if unknown:
             raise DeeployError(f"--input-type names {', '.join(unknown)}, which the model does not have as inputs")
+        retyped_to_integer = False
         for tensor in graph.inputs:
-            if tensor.name in self.input_types:
-                tensor.dtype = self.input_types[tensor.name].numpy
-                changed += 1
-        if not any(not dtype.is_float for dtype in self.input_types.values()):
+            if tensor.name not in self.input_types:
+                continue
+            wanted = self.input_types[tensor.name]
+            declared = np.dtype(tensor.dtype) if tensor.dtype is not None else None
+            if declared is not None and declared.kind in "iub":
+                if declared != np.dtype(wanted.numpy):
+                    raise DeeployError(f"--input-type {tensor.name}={wanted}: the model declares input {tensor.name!r} as "
+                                       f"{declared.name}; only float-declared inputs (integers stored in float tensors) "
+                                       "can be given another type")
+                continue
+            retyped_to_integer = retyped_to_integer or not wanted.is_float
+            tensor.dtype = wanted.numpy
+            changed += 1
+        if not retyped_to_integer:
             return changed or None
         for tensor in graph.tensors().values():
             if isinstance(tensor, gs.Constant) and np.asarray(tensor.values).dtype.kind == "f" and is_whole(tensor.values):

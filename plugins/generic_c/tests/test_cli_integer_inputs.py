@@ -264,3 +264,30 @@ def test_a_float_network_with_whole_valued_inputs_keeps_computing_in_float(
         _, rounded = validate_model(model, as_integers, generic_c_host, inputs_npz=tmp_path / "whole.npz",
                                     atol=1e-4, cache_dir=runtime_cache)
         assert not rounded.ok
+
+
+def int8_declared_dequantize(path: Path) -> Path:
+    """An int8-declared input feeding a DequantizeLinear (an ONNX QDQ model, not a float-declared QuantLib one)."""
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], name="dq")]
+    scale, zero = numpy_helper.from_array(np.array(0.5, np.float32), "s"), numpy_helper.from_array(np.array(1, np.int8), "z")
+    graph = helper.make_graph(nodes, "dq", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [scale, zero])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_an_input_type_equal_to_the_declared_integer_type_changes_nothing(tmp_path: Path) -> None:
+    """Naming the declared type again used to retype the whole graph and stop at "no integer type rule"."""
+    model = int8_declared_dequantize(tmp_path / "dq.onnx")
+    plain = cli("compile", model, "-o", tmp_path / "plain")
+    typed = cli("compile", model, "--input-type", "x=int8", "-o", tmp_path / "typed")
+    assert plain.returncode == 0 and typed.returncode == 0, typed.stderr
+    assert (tmp_path / "plain" / "Network.c").read_text() == (tmp_path / "typed" / "Network.c").read_text()
+
+
+def test_an_input_type_contradicting_the_declared_integer_type_is_refused_in_one_line(tmp_path: Path) -> None:
+    result = cli("compile", int8_declared_dequantize(tmp_path / "dq.onnx"), "--input-type", "x=uint8", "-o", tmp_path / "o")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert error_line(result) == ("error: --input-type x=uint8: the model declares input 'x' as int8; only "
+                                  "float-declared inputs (integers stored in float tensors) can be given another type")
+    assert not (tmp_path / "o").exists()
