@@ -30,21 +30,28 @@ from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
 from deeploy_generic_c.ops import collect_mappers
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
-from tests.dialect_reference.basic import integer_mean
+from tests.dialect_reference.basic import conv2d, integer_mean, matmul, reduce_sum
 from tests.dialect_reference.networks import (
     Composer,
     add_requant,
     gemm_requant,
     i_gelu,
+    i_hardswish,
     i_layer_norm,
+    i_no_norm,
+    i_rms_norm,
     ita_max,
     ita_partial_max,
     matmul_requant,
     projection,
+    requantized_add,
+    requantized_i_hardswish,
     rq_gemm,
+    rq_integer_div,
     rq_matmul,
     rq_projection,
     saturation,
+    weights,
 )
 
 TOKENS, DIMS, HIDDEN = 16, 32, 64
@@ -109,14 +116,75 @@ def vit_block(softmax: str) -> Network:
     return Network(c, ["pooled"], big)
 
 
+# -- 2. an RMSNorm decoder block -----------------------------------------------------------------------------------
+
+def decoder_block() -> Network:
+    """iRMSNorm → Q, K, V → Q·Kᵀ → ITAMax → ·V ÷ attention mass → RequantizedAdd → iRMSNorm → iHardswish MLP → RequantizedAdd.
+
+    Attention without a causal mask.  The context is normalised the way an integer decoder divides by the
+    softmax's row sum: RQIntegerDiv(attention·V, ReduceSum(attention)) both divides and requantises.
+    """
+    rng = np.random.default_rng(23)
+    c = Composer("decoder_block")
+    x = c.input("x", _tokens(rng))
+    normed = i_rms_norm(c, x, "norm1", rng)
+    q, k, v = (projection(c, normed, DIMS, name, rng) for name in ("q", "k", "v"))
+    kt = c.apply("Transpose", [k], "kt", lambda a: a.T, perm=[1, 0])
+    scores = matmul_requant(c, q, kt, "scores")
+    probabilities = ita_max(c, scores, "attention")
+    weighted = c.apply("MatMul", [probabilities, v], "weighted", matmul)
+    mass = c.apply("ReduceSum", [probabilities, c.shape("mass_axes", [1])], "mass",
+                   lambda a, _: reduce_sum(a, (1,), keepdims=True), keepdims=1)
+    context = rq_integer_div(c, weighted, mass, "context")
+    residual = requantized_add(c, x, context, "residual1")
+    normed2 = i_rms_norm(c, residual, "norm2", rng)
+    hidden = gemm_requant(c, normed2, HIDDEN, "fc1", rng)
+    activated = c.requant_shift(i_hardswish(c, hidden, "hardswish"), "hardswish_rq")
+    down = gemm_requant(c, activated, DIMS, "fc2", rng)
+    requantized_add(c, residual, down, "residual2")
+    return Network(c, ["residual2"], ("q_acc", "fc1_acc", "fc2_acc"))
+
+
+# -- 3. an iHardswish CNN ------------------------------------------------------------------------------------------
+
+def hardswish_cnn() -> Network:
+    """Conv 3×3 + RequantShift → RequantizediHardswish → depthwise Conv 3×3/2 + RequantShift → iNoNorm → mean → Gemm.
+
+    MobileNetV3's stem in Deeploy's dialect: 8 → 16 channels on 16×16, a strided depthwise layer down to 8×8,
+    iNoNorm in place of a batch norm, global average pooling written as IntegerMean over H and W, a classifier.
+    """
+    rng = np.random.default_rng(29)
+    c = Composer("hardswish_cnn")
+    image = c.input("image", rng.integers(-100, 101, (1, 8, 16, 16)).astype(np.int8))
+    w1 = c.constant("conv1_w", weights(rng, (16, 8, 3, 3)))
+    c.apply("Conv", [image, w1], "conv1_acc", lambda a, w: conv2d(a, w, pads=(1, 1, 1, 1)), kernel_shape=[3, 3],
+            pads=[1, 1, 1, 1])
+    features = c.requant_shift("conv1_acc", "conv1")
+    activated = requantized_i_hardswish(c, features, "hardswish")
+    w2 = c.constant("depthwise_w", weights(rng, (16, 1, 3, 3)))
+    c.apply("Conv", [activated, w2], "depthwise_acc",
+            lambda a, w: conv2d(a, w, pads=(1, 1, 1, 1), strides=(2, 2), group=16), kernel_shape=[3, 3],
+            pads=[1, 1, 1, 1], strides=[2, 2], group=16)
+    depthwise = c.requant_shift("depthwise_acc", "depthwise")
+    normed = i_no_norm(c, depthwise, "nonorm", rng)
+    pooled = c.apply("IntegerMean", [normed], "pooled", lambda a: integer_mean(a, (2, 3), False), axes=[2, 3],
+                     keepdims=0)
+    gemm_requant(c, pooled, 10, "classifier", rng)
+    return Network(c, ["classifier"], ("conv1_acc", "depthwise_acc", "nonorm"))
+
+
 NETWORKS: dict[str, Callable[[], Network]] = {
     "ViT block, ITAMax": lambda: vit_block("ITAMax"),
     "ViT block, ITAPartialMax": lambda: vit_block("ITAPartialMax"),
+    "RMSNorm decoder block": decoder_block,
+    "iHardswish CNN": hardswish_cnn,
 }
 
 NETWORK_OPS: dict[str, tuple[str, ...]] = {
     "ViT block, ITAMax": ("iLayerNorm", "ITAMax", "iGELU", "IntegerMean"),
     "ViT block, ITAPartialMax": ("iLayerNorm", "RQMatMul", "ITAPartialMax", "RQGemm", "iGELU", "IntegerMean"),
+    "RMSNorm decoder block": ("iRMSNorm", "ITAMax", "RQIntegerDiv", "RequantizedAdd", "iHardswish"),
+    "iHardswish CNN": ("RequantizediHardswish", "iNoNorm", "IntegerMean"),
 }
 """The dialect ops of each network, known before building it (the build needs their references)."""
 
