@@ -64,6 +64,9 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "com.microsoft.QGemm": MatrixProduct(a=0, b=3, bias=6, channel_parameters=(4, 5), gemm=True),
     "MatMul": MatrixProduct(),
     "RequantizedMatMul": MatrixProduct(channel_parameters=(2, 3, 4)),
+    # Deeploy's fused forms: RQGemm(A, B, [C], add, mul), RQMatMul(A, B, add, mul), parameters along output axis 1.
+    "RQGemm": MatrixProduct(bias=None, channel_parameters=(2, 3, 4), gemm=True),
+    "RQMatMul": MatrixProduct(channel_parameters=(2, 3)),
     "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
     "Softmax": AlongAxes("softmax"),
     "iSoftmax": AlongAxes("softmax"),

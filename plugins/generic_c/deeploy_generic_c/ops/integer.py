@@ -201,6 +201,8 @@ class IntegerGemmParser(NodeParser):
 
     inputs = (2, 3)
     requantised = False
+    requant_inputs: tuple[int, int] = (-2, -1)
+    """Positions of the requantisation's (mul, add) inputs; Deeploy's RQGemm/RQMatMul put add first."""
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
@@ -221,7 +223,8 @@ class IntegerGemmParser(NodeParser):
             bias = f"{beta} * (int32_t){cbuf.c_name}[{index}]"
         target = f"{y.c_name}[i * {n} + j]"
         if self.requantised:
-            requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, n)
+            mul, add = self.requant_inputs
+            requant = Requantisation(node, ctxt, node.inputs[mul].name, node.inputs[add].name, n)
             store = requant.store(target, y.dtype.c_type, f"{alpha} * acc + {bias}", "j")
             extra = {"requantization": requant.describe()}
         else:
@@ -242,6 +245,8 @@ class IntegerMatMulParser(NodeParser):
 
     inputs = (2, 2)
     requantised = False
+    requant_inputs: tuple[int, int] = (-2, -1)
+    """Positions of the requantisation's (mul, add) inputs (see :class:`IntegerGemmParser`)."""
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
@@ -271,7 +276,8 @@ class IntegerMatMulParser(NodeParser):
                 channel, channels = "i", m
             else:  # axis 1 is a batch dimension; y counts batches in C order
                 channel, channels = f"((y / {math.prod(batch[2:])}) % {batch[1]})", batch[1]
-            requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, channels)
+            mul, add = self.requant_inputs
+            requant = Requantisation(node, ctxt, node.inputs[mul].name, node.inputs[add].name, channels)
             store = requant.store(target, y.dtype.c_type, "acc", channel)
             extra = {"requantization": requant.describe()}
         else:
