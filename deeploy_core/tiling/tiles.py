@@ -72,7 +72,8 @@ class TiledLayer:
                     if v.input_shapes[index] is not None), default=0)
 
     def output_tile_bytes(self, index: int, ctxt: NetworkContext) -> int:
-        size = ctxt[self.layer.node.outputs[index].name].dtype.size
+        """The largest box of present output ``index`` (absent optional outputs are not counted)."""
+        size = ctxt[[t for t in self.layer.node.outputs if t.name][index].name].dtype.size
         return max(math.prod(v.output_shapes[index]) * size for v in self.variants)
 
 
@@ -136,7 +137,13 @@ def _variant(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint, out
         buffer.c_name = name
         inputs.append(gs.Constant(name, values) if values is not None else gs.Variable(name, dtype=source.dtype.numpy, shape=shape))
     outputs: list[gs.Tensor] = []
-    for index, (tensor, box) in enumerate(zip([t for t in node.outputs if t.name], out_boxes)):
+    present = [t for t in node.outputs if t.name]
+    for tensor in node.outputs[: node.outputs.index(present[-1]) + 1]:
+        if not tensor.name:  # an absent optional output keeps its position (LSTM without Y)
+            outputs.append(gs.Variable.empty())
+            continue
+        index = present.index(tensor)
+        box = out_boxes[index]
         source = ctxt[tensor.name]
         name = tile_output_name(index)
         buffer = tile_ctxt.add(name, source.dtype, box_shape(box), BufferKind.ACTIVATION)

@@ -21,6 +21,8 @@ import math
 import time
 from typing import Any
 
+import onnx_graphsurgeon as gs
+
 from deeploy_core.allocation import (
     AllocationBlock,
     AllocationProblem,
@@ -52,6 +54,12 @@ from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratc
 
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 SCRATCH_BLOCK = "(scratch)"
+
+
+def first_output(node: gs.Node) -> gs.Tensor:
+    """The node's first present output: ONNX marks absent optional outputs with an empty name, and an LSTM may
+    leave out ``Y`` (its first output) and keep only ``Y_h``."""
+    return next(tensor for tensor in node.outputs if tensor.name)
 
 
 def expand_model_order(order: list[str], block_ids: list[str]) -> list[str]:
@@ -248,7 +256,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             self.progress.step(number, len(candidates), f"tiling model: {self._layer_label(layer)}")
             constraint = self.constraint_of(layer)
             node = layer.node
-            out_shape = self.ctxt[node.outputs[0].name].shape
+            first = first_output(node)
+            out_shape = self.ctxt[first.name].shape
             tiled_axes = constraint.tiled_axes(node, self.ctxt) if len([t for t in node.outputs if t.name]) == 1 else ()
             tensors = []
             for index, extents in enumerate(constraint.input_extents(node, self.ctxt)):
@@ -261,7 +270,7 @@ class TilerDeployerWrapper(DeployerWrapper):
             for out_index, tensor in enumerate([t for t in node.outputs if t.name]):
                 shape = self.ctxt[tensor.name].shape
                 extents = tuple(Extent(dim, axis if axis in tiled_axes else None) for axis, dim in enumerate(shape)) \
-                    if tensor is node.outputs[0] else tuple(Extent(dim) for dim in shape)
+                    if tensor is first else tuple(Extent(dim) for dim in shape)
                 tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, slots,
                                           block=f"out{out_index}"))
             extra = self._scratch_terms(layer, constraint, tiled_axes, tensors)
@@ -284,7 +293,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         full = sum(layer.binding.template.transient_buffers(layer.representation).values())
         if full == 0:
             return alignment - 1
-        out_shape = self.ctxt[layer.node.outputs[0].name].shape
+        out_shape = self.ctxt[first_output(layer.node).name].shape
         whole = tuple((0, dim) for dim in out_shape)
         scaling = []
         for axis in tiled_axes:

@@ -1,0 +1,204 @@
+"""Recurrent layers: ONNX LSTM and GRU (float32), as one runtime kernel call each (``dcg_recurrent.h``).
+
+Keyword-spotting, sensor and audio models exported from PyTorch carry their
+recurrences as single ``LSTM``/``GRU`` nodes.  A recurrence is inherently
+sequential over time, so the kernel is one call that walks every (direction,
+batch row) pair through its sequence, keeping that row's state in a small
+scratch buffer; the scratch size depends only on the hidden size, which keeps
+the arena independent of batch and sequence length.
+
+Everything ONNX defines is taken: forward/reverse/bidirectional, optional
+``B``, ``sequence_lens`` (constant or runtime), ``initial_h``/``initial_c``,
+peepholes ``P``, ``input_forget``, ``linear_before_reset``, ``clip``, both
+layouts, every output optional.  Activations may be any of the functions
+without parameters (Sigmoid, Tanh, Relu, Softsign, Softplus); the ones that
+take ``activation_alpha``/``activation_beta`` are refused by name.  The
+weights may be runtime tensors (ONNX's node tests feed them as inputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx_graphsurgeon as gs
+
+from deeploy_core.plugin_api import (
+    FLOAT32,
+    INT32,
+    Buffer,
+    NetworkContext,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+    is_present,
+)
+from deeploy_generic_c.ops._common import c_float, int_array, single_binding
+
+HEADERS = ("dcg_recurrent.h",)
+
+ACTIVATION_CODES = {"sigmoid": 0, "tanh": 1, "relu": 2, "softsign": 3, "softplus": 4}
+"""The kernel's activation codes (``DCG_RNN_*``), keyed by the ONNX name in lower case."""
+
+DIRECTIONS = {"forward": (1, 0), "reverse": (1, 1), "bidirectional": (2, 0)}
+"""ONNX ``direction`` -> (number of directions, single direction runs backwards)."""
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """What the LSTM and GRU parsers share: the node's geometry, its optional tensors and the C arguments."""
+
+    seq_length: int
+    batch: int
+    input_size: int
+    hidden: int
+    directions: int
+    reverse: int
+    layout: int
+    clip: float
+
+    def geometry(self) -> str:
+        """The ``dcg_rnn_geometry`` record as a C99 compound literal."""
+        return (f"&(const dcg_rnn_geometry){{{self.seq_length}, {self.batch}, {self.input_size}, {self.hidden}, "
+                f"{self.directions}, {self.reverse}, {self.layout}, {c_float(self.clip)}}}")
+
+    def state_shape(self) -> tuple[int, ...]:
+        """Shape of initial_h/initial_c/Y_h/Y_c in this layout."""
+        if self.layout:
+            return (self.batch, self.directions, self.hidden)
+        return (self.directions, self.batch, self.hidden)
+
+    def output_shape(self) -> tuple[int, ...]:
+        """Shape of Y in this layout."""
+        if self.layout:
+            return (self.batch, self.seq_length, self.directions, self.hidden)
+        return (self.seq_length, self.directions, self.batch, self.hidden)
+
+
+def read_recurrence(node: gs.Node, ctxt: NetworkContext, gates: int) -> Recurrence:
+    """Geometry of an LSTM (``gates`` = 4) or GRU (3) node, with every shape checked against ONNX's rules."""
+    direction = str(attribute(node, "direction", "forward"))
+    if direction not in DIRECTIONS:
+        raise NodeMismatch("attribute", f"direction={direction!r} is not one of forward, reverse, bidirectional")
+    directions, reverse = DIRECTIONS[direction]
+    layout = int(attribute(node, "layout", 0))
+    if layout not in (0, 1):
+        raise NodeMismatch("attribute", f"layout={layout} is not 0 or 1")
+    x, w, r = (ctxt[node.inputs[i].name] for i in range(3))
+    if len(x.shape) != 3:
+        raise NodeMismatch("shape", f"X has shape {list(x.shape)}, expected rank 3")
+    seq_length, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
+    input_size = x.shape[2]
+    hidden = int(attribute(node, "hidden_size", 0) or (r.shape[-1] if r.shape else 0))
+    _expect(w, (directions, gates * hidden, input_size), "W")
+    _expect(r, (directions, gates * hidden, hidden), "R")
+    if is_present(node, 3):
+        _expect(ctxt[node.inputs[3].name], (directions, 2 * gates * hidden), "B")
+    if is_present(node, 4):
+        _expect(ctxt[node.inputs[4].name], (batch,), "sequence_lens")
+    clip = float(attribute(node, "clip", 0.0) or 0.0)
+    if clip < 0:
+        raise NodeMismatch("attribute", f"clip={clip} must be positive")
+    recurrence = Recurrence(seq_length, batch, input_size, hidden, directions, reverse, layout, clip)
+    for index in range(5, len(node.inputs)):
+        if index <= 6 and is_present(node, index):
+            _expect(ctxt[node.inputs[index].name], recurrence.state_shape(), ("initial_h", "initial_c")[index - 5])
+    return recurrence
+
+
+def _expect(buffer: Buffer, shape: tuple[int, ...], what: str) -> None:
+    if tuple(buffer.shape) != shape:
+        raise NodeMismatch("shape", f"{what} has shape {list(buffer.shape)}, expected {list(shape)}")
+
+
+def activation_codes(node: gs.Node, per_direction: tuple[str, ...], directions: int) -> list[int]:
+    """The kernel codes of the node's ``activations`` (ONNX's defaults when absent); others are refused by name."""
+    names = attribute(node, "activations", None) or list(per_direction) * directions
+    if len(names) != len(per_direction) * directions:
+        raise NodeMismatch("attribute", f"activations lists {len(names)} functions, "
+                                        f"expected {len(per_direction) * directions} ({', '.join(per_direction)} per direction)")
+    codes = []
+    for name in names:
+        code = ACTIVATION_CODES.get(str(name).lower())
+        if code is None:
+            raise NodeMismatch("attribute", f"activations: {name} is not supported (supported: Sigmoid, Tanh, Relu, "
+                                            "Softsign, Softplus; use the default activations)")
+        codes.append(code)
+    return codes
+
+
+def optional_name(node: gs.Node, ctxt: NetworkContext, index: int) -> str:
+    """The C name of optional input ``index``, ``NULL`` when absent."""
+    return ctxt[node.inputs[index].name].c_name if is_present(node, index) else "NULL"
+
+
+def optional_output(node: gs.Node, ctxt: NetworkContext, index: int, shape: tuple[int, ...], what: str) -> str:
+    """The C name of optional output ``index`` (checked against its ONNX shape), ``NULL`` when absent."""
+    if len(node.outputs) <= index or not node.outputs[index].name:
+        return "NULL"
+    buffer = ctxt[node.outputs[index].name]
+    _expect(buffer, shape, what)
+    return buffer.c_name
+
+
+class LSTMParser(NodeParser):
+    """Forward/reverse/bidirectional, optional B, sequence_lens, initial_h/c, peepholes, clip, input_forget, layout 0/1; parameter-free activations."""
+
+    inputs = (3, 8)
+    outputs = (1, 3)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        rec = read_recurrence(node, ctxt, 4)
+        if is_present(node, 7):
+            _expect(ctxt[node.inputs[7].name], (rec.directions, 3 * rec.hidden), "P")
+        codes = activation_codes(node, ("Sigmoid", "Tanh", "Tanh"), rec.directions)
+        input_forget = int(attribute(node, "input_forget", 0))
+        outputs = [
+            optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
+            optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
+            optional_output(node, ctxt, 2, rec.state_shape(), "Y_c"),
+        ]
+        inputs = [ctxt[node.inputs[i].name].c_name for i in range(3)] + [optional_name(node, ctxt, i) for i in range(3, 8)]
+        args = ", ".join([rec.geometry(), *inputs, str(input_forget), int_array(codes), *outputs])
+        macs = rec.directions * rec.batch * rec.seq_length * 4 * rec.hidden * (rec.input_size + rec.hidden)
+        return {"args": args, "scratch_bytes": 6 * rec.hidden * 4, "scratch": "NULL", "macs": macs,
+                "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
+
+
+class GRUParser(NodeParser):
+    """Forward/reverse/bidirectional, optional B, sequence_lens, initial_h, linear_before_reset 0/1, clip, layout 0/1; parameter-free activations."""
+
+    inputs = (3, 6)
+    outputs = (1, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        rec = read_recurrence(node, ctxt, 3)
+        codes = activation_codes(node, ("Sigmoid", "Tanh"), rec.directions)
+        linear_before_reset = int(attribute(node, "linear_before_reset", 0))
+        outputs = [
+            optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
+            optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
+        ]
+        inputs = [ctxt[node.inputs[i].name].c_name for i in range(3)] + [optional_name(node, ctxt, i) for i in range(3, 6)]
+        args = ", ".join([rec.geometry(), *inputs, str(linear_before_reset), int_array(codes), *outputs])
+        macs = rec.directions * rec.batch * rec.seq_length * 3 * rec.hidden * (rec.input_size + rec.hidden)
+        return {"args": args, "scratch_bytes": 5 * rec.hidden * 4, "scratch": "NULL", "macs": macs,
+                "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
+
+
+def _scratch(representation: OperatorRepresentation) -> dict[str, int]:
+    return {"scratch": int(representation["scratch_bytes"])}
+
+
+LSTM = NodeTemplate("dcg_lstm_f32(${args}, (float *)${scratch});", headers=HEADERS, transients=_scratch)
+GRU = NodeTemplate("dcg_gru_f32(${args}, (float *)${scratch});", headers=HEADERS, transients=_scratch)
+
+F32 = FLOAT32
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    "LSTM": single_binding(LSTMParser(), NodeTypeChecker((F32, F32, F32, F32, INT32, F32, F32, F32), (F32, F32, F32)),
+                           "LSTM float32", LSTM),
+    "GRU": single_binding(GRUParser(), NodeTypeChecker((F32, F32, F32, F32, INT32, F32), (F32, F32)), "GRU float32", GRU),
+}

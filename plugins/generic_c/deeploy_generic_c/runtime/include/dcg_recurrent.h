@@ -1,0 +1,66 @@
+/*
+ * deeploy_core generic C platform: recurrent layers (ONNX LSTM and GRU), float32.
+ *
+ * Why a header of its own: the recurrent kernels carry a geometry record and an activation code table that no
+ * other kernel needs, so they stay out of dcg_kernels.h.
+ *
+ * Semantics are ONNX's (opset 7..22):
+ *  - Gate order: LSTM i, o, f, c (W [dirs, 4H, I], R [dirs, 4H, H], B [dirs, 8H] = Wb then Rb, P [dirs, 3H] = i, o, f);
+ *    GRU z, r, h (W [dirs, 3H, I], R [dirs, 3H, H], B [dirs, 6H]).
+ *  - Absent optional inputs are NULL (B = zeros, sequence_lens = full length, initial states = zeros, P = zeros);
+ *    absent outputs are NULL.
+ *  - Batch rows are independent: each (direction, row) runs its whole sequence with state in `scratch`, so the
+ *    scratch size does not grow with the batch: LSTM 6 * hidden floats, GRU 5 * hidden floats.
+ *  - A row with sequence_lens[b] = L < seq_length runs steps 0..L-1 (the reverse direction starts at L-1), writes
+ *    zeros into Y at steps L.., and its Y_h / Y_c are the state after its last valid step.
+ *  - clip > 0 bounds every gate's pre-activation to [-clip, clip] (peephole terms included); 0 means no clip.
+ */
+#ifndef DCG_RECURRENT_H
+#define DCG_RECURRENT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* layout 0: X [seq, batch, input], Y [seq, dirs, batch, hidden], states [dirs, batch, hidden];
+ * layout 1: X [batch, seq, input], Y [batch, seq, dirs, hidden], states [batch, dirs, hidden].
+ * directions is 1 or 2; with one direction, reverse = 1 runs it backwards (bidirectional: direction 1 is reverse). */
+typedef struct {
+    int32_t seq_length;
+    int32_t batch;
+    int32_t input_size;
+    int32_t hidden;
+    int32_t directions;
+    int32_t reverse;
+    int32_t layout;
+    float clip;
+} dcg_rnn_geometry;
+
+/* Activation codes of the `activations` arrays (LSTM: f, g, h per direction; GRU: f, g per direction). */
+enum {
+    DCG_RNN_SIGMOID = 0,
+    DCG_RNN_TANH = 1,
+    DCG_RNN_RELU = 2,
+    DCG_RNN_SOFTSIGN = 3,
+    DCG_RNN_SOFTPLUS = 4
+};
+
+/* input_forget = 1 couples the forget gate to the input gate (f = 1 - i). */
+void dcg_lstm_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
+                  const int32_t *sequence_lens, const float *initial_h, const float *initial_c, const float *P,
+                  int32_t input_forget, const int32_t *activations, float *Y, float *Y_h, float *Y_c,
+                  float *scratch);
+
+/* linear_before_reset = 1 applies the reset gate after the recurrent product of the h gate:
+ * h~ = g(W_h x + Wb_h + r * (R_h h + Rb_h)); otherwise h~ = g(W_h x + R_h (r * h) + Wb_h + Rb_h). */
+void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
+                 const int32_t *sequence_lens, const float *initial_h, int32_t linear_before_reset,
+                 const int32_t *activations, float *Y, float *Y_h, float *scratch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCG_RECURRENT_H */
