@@ -24,9 +24,11 @@ from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.external_data import load_external_data_safely
 from deeploy_core.frontend.input_shapes import input_shape_hint
 from deeploy_core.frontend.legacy_ops import park_legacy_ops, repair_attribute_pads, unpark_legacy_ops
+from deeploy_core.frontend.shape_folding import fold_shape_arithmetic
 from deeploy_core.frontend.structure import check_structure
 from deeploy_core.frontend.unclaimed import refuse_unclaimed, refuse_undeclared
 from deeploy_core.frontend.tensor_limits import check_initializer_sizes, check_tensors
+from deeploy_core.frontend.unknown_shapes import check_static_shapes
 from deeploy_core.frontend.versions import default_opset
 
 CANONICAL_OPSET = 24
@@ -167,9 +169,11 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
                 f"cannot convert the model from opset {source_opset} to opset {CANONICAL_OPSET}: {first_line(error)}"
             ) from error
     unpark_legacy_ops(model)
+    fold_shape_arithmetic(model, kept_outputs=dialect_nodes)
     model, warnings = infer_shapes(model, declared_ops)
     unpark_declared_ops(model, declared_ops)
     check_tensors(model)
+    check_static_shapes(model)
     restore_dialect_ops(model, dialect_nodes)
     graph = gs.import_onnx(model)
     try:

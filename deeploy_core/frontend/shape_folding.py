@@ -1,0 +1,159 @@
+"""Folding the shape arithmetic that PyTorch's exporters write, so every tensor gets a static shape.
+
+TorchScript exports compute shapes at run time even when every input is
+fixed: ``Shape → Gather → Unsqueeze → Concat → Reshape`` for a channel
+shuffle, ``ConstantOfShape``/``Equal``/``Where`` to turn ``expand(-1, …)``
+into a target shape, ``Range``, ``Mod``, ``Cast`` of sizes.  onnx's data
+propagation follows only some of these ops (not ``Div``, ``Where``,
+``Mod``, ``Range``), so strict inference leaves names like ``unk__2`` and
+the compile stopped at the first such tensor.  Lowering folds constants too,
+but only after the shapes were settled.
+
+Here the two libraries take turns until nothing changes: onnx's inference
+(with data propagation) gives the graph the shapes it can, then
+onnx-graphsurgeon folds ``Shape`` of statically shaped tensors and evaluates
+every subgraph of constants with ONNX Runtime.  Each fold can make more
+shapes static, which makes more ``Shape`` nodes foldable.  A model whose
+shapes are all static already is returned untouched, so the common case
+costs one inference.
+
+Some nodes are never folded here, because a later stage needs them as they
+are: quantise/dequantise nodes (the QDQ rewrites in lowering look for them
+on weights), nodes of other domains (the parked declared ops and dialect
+proxies the importer restores afterwards), random generators, nodes that
+produce graph outputs, and nodes whose result would be larger than
+:data:`FOLD_LIMIT_BYTES` or of unknown size (a shape-producing op is folded
+once its size is known, in a later round).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+
+import numpy as np
+import onnx
+import onnx_graphsurgeon as gs
+from onnx import shape_inference
+
+from deeploy_core.frontend.unknown_shapes import Dims, is_static, tensor_dims
+
+FOLD_LIMIT_BYTES = 16 << 20
+"""The largest tensor folded in the front end; larger constant subgraphs are left to lowering."""
+
+KEPT_OPS = frozenset({
+    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli",
+})
+"""Ops left in place even when their inputs are constants (see the module docstring)."""
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Lenient inference with data propagation: as many shapes as onnx can give; strict inference comes later."""
+    del model.graph.value_info[:]
+    return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+
+
+def _unshaped_outputs(graph: onnx.GraphProto) -> bool:
+    """Some output of a default-domain node has no static shape."""
+    dims = tensor_dims(graph)
+    return any(name and not is_static(dims.get(name))
+               for node in graph.node if node.domain in _DEFAULT_DOMAINS for name in node.output)
+
+
+def _byte_size(dims: Dims | None, dtype: np.dtype | None) -> int | None:
+    if not is_static(dims) or dtype is None:
+        return None
+    return math.prod(int(dim) for dim in dims or []) * np.dtype(dtype).itemsize
+
+
+class _Exclusion:
+    """onnx-graphsurgeon's ``should_exclude_node``: which otherwise foldable nodes stay (see the module docstring)."""
+
+    def __init__(self, kept_outputs: Collection[str], graph_outputs: Collection[str], dims: dict[str, Dims | None]) -> None:
+        self.kept_outputs = kept_outputs
+        self.graph_outputs = graph_outputs
+        self.dims = dims
+
+    def __call__(self, node: gs.Node) -> bool:
+        if node.op in KEPT_OPS or (node.domain or "") not in _DEFAULT_DOMAINS:
+            return True
+        for tensor in node.outputs:
+            if tensor.name in self.kept_outputs or tensor.name in self.graph_outputs:
+                return True
+            size = _byte_size(self.dims.get(tensor.name), tensor.dtype)
+            if size is None or size > FOLD_LIMIT_BYTES:
+                return True
+        return False
+
+
+def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str]) -> onnx.GraphProto | None:
+    """One fold of an inferred model; the folded graph, or None when nothing was folded."""
+    graph = gs.import_onnx(inferred)
+    before = len(graph.nodes)
+    exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph))
+    graph.toposort()
+    graph.fold_constants(fold_shapes=True, partitioning="basic", error_ok=True, size_threshold=FOLD_LIMIT_BYTES,
+                         should_exclude_node=exclude)
+    graph.cleanup(remove_unused_graph_inputs=False).toposort()
+    if len(graph.nodes) >= before:
+        return None
+    return gs.export_onnx(graph, do_type_check=False).graph
+
+
+def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] = ()) -> int:
+    """Fold constant subgraphs of ``model`` (in place) when inference leaves some shape unknown.
+
+    Rounds of inference and folding repeat until a round folds nothing, so
+    a chain whose shapes only become known after an earlier fold (``Range``
+    of a folded size, ``Expand`` to a folded shape) goes too.  ``kept_outputs``
+    names outputs of nodes that must stay (the importer's proxies of dialect
+    ops).  Returns the number of nodes removed.  The model keeps its opset
+    imports, IR version and metadata; only its graph changes.
+    """
+    removed = 0
+    try:
+        inferred = _infer(_copy(model))
+    except Exception:  # noqa: BLE001 - a model onnx cannot infer is judged by strict inference next
+        return removed
+    if not _unshaped_outputs(inferred.graph):
+        return removed
+    for _ in range(len(model.graph.node) + 1):  # every productive round removes a node
+        before = len(model.graph.node)
+        try:
+            graph = _fold_once(inferred, kept_outputs)
+        except Exception:  # noqa: BLE001 - a model ONNX Runtime cannot evaluate is judged by strict inference next
+            return removed
+        if graph is None:
+            return removed
+        _replace_graph(model, graph)
+        removed += before - len(model.graph.node)
+        try:
+            inferred = _infer(_copy(model))
+        except Exception:  # noqa: BLE001 - as above
+            return removed
+    return removed
+
+
+def _replace_graph(model: onnx.ModelProto, graph: onnx.GraphProto) -> None:
+    """Put the folded graph in, with the inputs and outputs typed as the model declared them.
+
+    onnx-graphsurgeon writes back what inference made of them; the importer
+    compares declared output shapes with inferred ones later and must still
+    see what the model said.
+    """
+    declared = {value.name: value for value in (*model.graph.input, *model.graph.output)}
+    model.graph.CopyFrom(graph)
+    del model.graph.value_info[:]
+    for value in (*model.graph.input, *model.graph.output):
+        if value.name in declared:
+            value.CopyFrom(declared[value.name])
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    copied = onnx.ModelProto()
+    copied.CopyFrom(model)
+    return copied
+
