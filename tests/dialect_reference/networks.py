@@ -62,8 +62,8 @@ class Composer:
     inputs: list[onnx.ValueInfoProto] = field(default_factory=list)
     values: dict[str, np.ndarray] = field(default_factory=dict)
     input_dtypes: dict[str, np.dtype[Any]] = field(default_factory=dict)
-    requantised: list[str] = field(default_factory=list)
-    """Tensors written by a requantisation, whose histograms the tests check."""
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """The 8-bit tensors (requantised, normalised, softmax outputs) and their ranges, whose histograms the tests check."""
 
     def input(self, name: str, values: np.ndarray) -> str:
         """A graph input declared FLOAT (as QuantLib does) whose integer type the test passes as an input type."""
@@ -104,7 +104,7 @@ class Composer:
         mul = self.constant(f"{output}_mul", np.array(chosen.mul))
         add = self.constant(f"{output}_add", np.array(chosen.add))
         self.node("RequantShift", [x, mul, add], output, chosen.apply(self.values[x]), **chosen.attributes())
-        self.requantised.append(output)
+        self.ranges[output] = (-128, 127) if chosen.signed else (0, 255)
         return output
 
     def model(self, outputs: list[str]) -> onnx.ModelProto:
@@ -162,7 +162,7 @@ def i_layer_norm(c: Composer, x: str, output: str, rng: np.random.Generator) -> 
     d = smallest_power_of_two(bound)
     w, b = c.constant(f"{output}_weight", weight), c.constant(f"{output}_bias", bias)
     c.node("iLayerNorm", [x, w, b], output, reference(data, weight, bias, d), D=float(d), n_levels=256)
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
@@ -176,7 +176,7 @@ def i_rms_norm(c: Composer, x: str, output: str, rng: np.random.Generator) -> st
     d = least_saturating_power_of_two(lambda div: reference(data, weight, div))
     w = c.constant(f"{output}_weight", weight)
     c.node("iRMSNorm", [x, w], output, reference(data, weight, d), D=float(d), n_levels=256)
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
@@ -184,6 +184,7 @@ def ita_max(c: Composer, x: str, output: str) -> str:
     """ITAMax over the last axis (uint8 probabilities summing to about 255 per row)."""
     from tests.dialect_reference.rowwise import ita_max as reference
 
+    c.ranges[output] = (0, 255)
     return c.node("ITAMax", [x], output, reference(c.values[x], 256), n_levels=256)
 
 
@@ -191,6 +192,7 @@ def ita_partial_max(c: Composer, x: str, output: str, group_width: int) -> str:
     """ITAPartialMax over the last axis in groups of ``group_width`` columns (scaled to 127)."""
     from tests.dialect_reference.rowwise import ita_partial_max as reference
 
+    c.ranges[output] = (0, 127)
     return c.node("ITAPartialMax", [x], output, reference(c.values[x], group_width, 256), group_width=group_width,
                   n_levels=256)
 
@@ -255,7 +257,7 @@ def requantized_i_hardswish(c: Composer, x: str, output: str, unit: int = 16) ->
     value = requantized_ihardswish(c.values[x], chosen.mul, chosen.add, shift, one_over_six, three, six)
     c.node("RequantizediHardswish", [x], output, value, one_over_six=one_over_six, three=three, six=six,
            mul=chosen.mul, add=chosen.add, shift=shift)
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
@@ -272,7 +274,7 @@ def i_no_norm(c: Composer, x: str, output: str, rng: np.random.Generator) -> str
     value = inonorm(c.values[x], w, bias, d, mul)
     c.node("iNoNorm", [x, c.constant(f"{output}_weights", w), c.constant(f"{output}_bias", bias)], output, value,
            D=float(d), mul=mul, n_levels=256)
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
@@ -286,7 +288,7 @@ def requantized_add(c: Composer, a: str, b: str, output: str) -> str:
     rqs_out = RequantSpec(mul=calibrated.mul, add=calibrated.add, div=calibrated.div)
     c.node("RequantizedAdd", [a, b], output, reference(c.values[a], c.values[b], rqs1, rqs2, rqs_out),
            **rqs1.attributes("rqs1"), **rqs2.attributes("rqs2"), **rqs_out.attributes("rqsOut"))
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
@@ -301,7 +303,7 @@ def rq_integer_div(c: Composer, a: str, b: str, output: str, delta: int = 256, e
     value = reference(c.values[a], c.values[b], chosen.mul, chosen.add, shift, delta, eps, eta)
     c.node("RQIntegerDiv", [a, b, *parameters], output, value, Delta=delta, eps=eps, eta=eta, div=float(chosen.div),
            n_levels=256, signed=1)
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
@@ -316,7 +318,7 @@ def rq_matmul(c: Composer, x: str, b: str, output: str) -> str:
     add, mul = c.constant(f"{output}_add", np.array(chosen.add)), c.constant(f"{output}_mul", np.array(chosen.mul))
     value = reference(c.values[x], c.values[b], np.array(chosen.add), np.array(chosen.mul), chosen.div)
     c.node("RQMatMul", [x, b, add, mul], output, value, **chosen.attributes())
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
@@ -332,7 +334,7 @@ def rq_gemm(c: Composer, x: str, width: int, output: str, rng: np.random.Generat
               c.constant(f"{output}_add", np.array(chosen.add)), c.constant(f"{output}_mul", np.array(chosen.mul))]
     value = reference(c.values[x], w, bias, np.array(chosen.add), np.array(chosen.mul), chosen.div, trans_b=True)
     c.node("RQGemm", inputs, output, value, transB=1, **chosen.attributes())
-    c.requantised.append(output)
+    c.ranges[output] = (-128, 127)
     return output
 
 
