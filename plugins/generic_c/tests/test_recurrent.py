@@ -319,12 +319,16 @@ def test_qdq_recurrent_classifier_within_one_step_of_onnx_runtime(
 # -- PyTorch exports --------------------------------------------------------------------------------------
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore")  # the exporters warn about tracing and their own deprecations, not about us
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["forward", "bidirectional"])
-def test_torch_export_matches_onnx_runtime(kind: str, bidirectional: bool, recurrent_host: PluginHost,
+@pytest.mark.parametrize("exporter", ["legacy", "dynamo"])
+def test_torch_export_matches_onnx_runtime(kind: str, bidirectional: bool, exporter: str, recurrent_host: PluginHost,
                                            runtime_cache: Path, tmp_path: Path) -> None:
+    """A two-layer nn.LSTM / nn.GRU classifier exported by the TorchScript exporter and by the dynamo exporter."""
     torch = pytest.importorskip("torch", reason="torch is not installed (the test extra 'models' installs it)")
+    if exporter == "dynamo":
+        pytest.importorskip("onnxscript", reason="the dynamo exporter needs onnxscript, which is not installed")
 
     class Classifier(torch.nn.Module):
         """nn.LSTM / nn.GRU over a feature sequence, then a linear head on the last step (keyword spotting)."""
@@ -343,8 +347,8 @@ def test_torch_export_matches_onnx_runtime(kind: str, bidirectional: bool, recur
     network = Classifier().eval()
     example = torch.randn(2, 7, 10)
     path = tmp_path / "torch.onnx"
-    torch.onnx.export(network, (example,), str(path), input_names=["x"], output_names=["y"], opset_version=17,
-                      dynamo=False)
+    torch.onnx.export(network, (example,), str(path), input_names=["x"], output_names=["y"],
+                      opset_version=18 if exporter == "dynamo" else 17, dynamo=exporter == "dynamo")
     ops = {node.op_type for node in onnx.load(path).graph.node}
     assert kind in ops, ops
     data = {"x": np.random.default_rng(3).standard_normal((2, 7, 10)).astype(np.float32)}
