@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -263,3 +264,54 @@ def test_value_dependent_shape_names_the_input_it_comes_from(tmp_path: Path) -> 
     assert len(lines) == 1 and lines[0].startswith("error: node '/Slice' (Slice): tensor '/Slice_output_0' has no "
                                                    "static shape"), refused.stderr
     assert "graph input 'k'" in lines[0] and "'x'" not in lines[0].split("graph input", 1)[1]
+
+
+# -- a real TorchScript export -------------------------------------------------------------------------------------
+
+def _export_tiny_transformer(path: Path) -> Path:
+    """A small module whose legacy export holds every chain above: channel shuffle, crop to a multiple of 4, class
+    token, position table indexed by ``arange``, scaling by ``sqrt(size)``, additive causal mask, a Linear."""
+    torch = pytest.importorskip("torch", reason="torch is not installed (the optional 'models' extra)")
+    nn = torch.nn
+
+    class TinyTransformer(nn.Module):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            generator = torch.Generator().manual_seed(0)
+            self.cls = nn.Parameter(torch.randn(1, 1, 8, generator=generator))
+            self.pos = nn.Parameter(torch.randn(16, 8, generator=generator))
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x: Any) -> Any:
+            b, c, h, w = x.size()
+            x = x.view(b, 2, c // 2, h, w).transpose(1, 2).reshape(b, -1, h, w)
+            t = x.flatten(2).transpose(1, 2)
+            t = t[:, : t.size(1) - t.size(1) % 4]
+            t = torch.cat([self.cls.expand(b, -1, -1), t], dim=1)
+            n = t.size(1)
+            t = t + self.pos[torch.arange(n)]
+            scores = t @ t.transpose(1, 2) / float(t.size(-1)) ** 0.5
+            mask = torch.zeros(n, n).masked_fill(torch.ones(n, n).triu(1).bool(), -1e9)
+            return self.proj((scores + mask).softmax(-1) @ t)
+
+    torch.manual_seed(0)
+    with warnings.catch_warnings():  # the tracer's notes on sizes turned into Python numbers, and the legacy
+        warnings.simplefilter("ignore")  # exporter's deprecation: both expected here
+        torch.onnx.export(TinyTransformer().eval(), (torch.randn(1, 8, 2, 5),), str(path), dynamo=False,
+                          input_names=["x"], output_names=["y"], opset_version=17)
+    return path
+
+
+def test_torchscript_export_of_a_small_transformer_validates(host: PluginHost, tmp_path: Path) -> None:
+    path = _export_tiny_transformer(tmp_path / "tiny.onnx")
+    model = onnx.load(path)
+    exported = {node.op_type for node in model.graph.node}
+    chains = {"Shape", "ConstantOfShape", "Expand", "Where", "Equal", "Range", "Mod", "Cast", "Trilu"}
+    assert chains <= exported, f"the exporter no longer writes {sorted(chains - exported)}"
+    assert _unshaped(model)
+    generated, result = validate_with_data(path, CompileOptions(platform="generic-c"), host, _inputs(model),
+                                           atol=1e-5, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    left = {layer["op"] for layer in generated.report["layers"]} & chains
+    assert not left, f"folded ops still in the generated network: {sorted(left)}"
