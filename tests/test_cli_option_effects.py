@@ -1,4 +1,5 @@
-"""Every option of ``compile``, ``validate``, ``analyze`` and of the command group does what its help says.
+"""Every option of ``compile``, ``validate``, ``analyze``, ``supported-ops`` and of the command group does what
+its help says.
 
 The options are enumerated from the click commands themselves, and each one
 must have an entry in the effects tables below: an option added without a
@@ -42,6 +43,8 @@ from deeploy_core.testing.models.option_models import (
 from deeploy_core.validate.reference import run_reference
 
 GROUP = "deeploy-core"
+LISTING_COMMANDS = ("supported-ops",)
+"""Commands that compile nothing but whose options are enumerated too (their entries are in OWN_EFFECTS)."""
 PLUGINS = "generic-c,pulp-cluster,minimalloc,tetris"
 ENVIRON = {"DEEPLOY_CORE_PLUGINS": PLUGINS, "CFLAGS": "-O0", "COLUMNS": "200"}
 SMALL_L1 = "8000"
@@ -61,7 +64,7 @@ def enumerated_options() -> list[tuple[str, click.Option]]:
     from deeploy_core.cli.app import cli
 
     found = [(GROUP, param) for param in cli.params if isinstance(param, click.Option)]
-    for command in COMPILING_COMMANDS:
+    for command in (*COMPILING_COMMANDS, *LISTING_COMMANDS):
         found += [(command, param) for param in cli.commands[command].params if isinstance(param, click.Option)]
     return found
 
@@ -573,7 +576,82 @@ def analyze_json(workspace: Workspace) -> None:
     assert "allocator first-fit" in table.stdout and "allocator first-fit" not in printed.stdout
 
 
+def supported_ops_json(outcome: CliOutcome) -> object:
+    assert outcome.exit_code in (0, 2) and not outcome.error_lines, outcome.describe()
+    return json.loads(outcome.stdout)
+
+
+def node_kernels(outcome: CliOutcome, platform: str) -> dict[str, str]:
+    """node -> kernel (``""`` when unsupported) of a ``supported-ops --model --json`` run."""
+    report = supported_ops_json(outcome)
+    assert isinstance(report, dict)
+    return {node["name"]: node["platforms"][platform]["kernel"] for node in report["nodes"]}
+
+
+def supported_ops_platform(workspace: Workspace) -> None:
+    listed = {platform: workspace.invoke("supported-ops", "--platform", platform)
+              for platform in ("generic-c", "pulp-cluster")}
+    for platform, outcome in listed.items():
+        assert outcome.ok and outcome.stdout.startswith(f"operators on {platform}\n"), outcome.describe()
+    model = str(workspace.models["cnn"])
+    every = supported_ops_json(workspace.invoke("supported-ops", "--model", model, "--json"))
+    one = supported_ops_json(workspace.invoke("supported-ops", "--model", model, "--platform", "pulp-cluster",
+                                              "--json"))
+    assert isinstance(every, dict) and isinstance(one, dict)
+    assert every["platforms"] == ["generic-c", "pulp-cluster"] and one["platforms"] == ["pulp-cluster"]
+
+
+def supported_ops_model(workspace: Workspace) -> None:
+    from onnx import TensorProto, helper
+
+    listing = workspace.invoke("supported-ops", "--json")
+    assert listing.ok and isinstance(supported_ops_json(listing), list)
+    supported = workspace.invoke("supported-ops", "--model", str(workspace.models["cnn"]))
+    assert supported.ok and supported.stdout.startswith("nodes of cnn.onnx on generic-c, pulp-cluster"), \
+        supported.describe()
+    det = workspace.root / "det.onnx"
+    graph = helper.make_graph([helper.make_node("Det", ["x"], ["y"], name="det")], "det",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), det)
+    refused = workspace.invoke("supported-ops", "--model", str(det))
+    assert refused.exit_code == 2 and "no mapper for op Det on generic-c" in refused.stdout, refused.describe()
+
+
+def supported_ops_input_shape(workspace: Workspace) -> None:
+    model = str(workspace.models["dynamic_conv"])
+    dynamic = workspace.invoke("supported-ops", "--model", model, "--platform", "generic-c", "--json")
+    fixed = workspace.invoke("supported-ops", "--model", model, "--platform", "generic-c", "--input-shape",
+                             "x=1x2x8x8", "--json")
+    assert dynamic.exit_code == 2 and fixed.ok, fixed.describe()
+    assert set(node_kernels(dynamic, "generic-c").values()) == {""}
+    assert node_kernels(fixed, "generic-c")["conv"].startswith("Conv float32")
+
+
+def supported_ops_input_type(workspace: Workspace) -> None:
+    model = str(workspace.models["integer_conv"])
+    as_declared = workspace.invoke("supported-ops", "--model", model, "--platform", "generic-c", "--json")
+    as_int8 = workspace.invoke("supported-ops", "--model", model, "--platform", "generic-c", "--input-type",
+                               "x=int8", "--json")
+    assert list(node_kernels(as_declared, "generic-c").values())[0].startswith("Conv float32")
+    assert list(node_kernels(as_int8, "generic-c").values())[0].startswith("Conv integer")
+
+
+def supported_ops_as_json(workspace: Workspace) -> None:
+    text = workspace.invoke("supported-ops")
+    rows = supported_ops_json(workspace.invoke("supported-ops", "--json"))
+    assert text.ok and isinstance(rows, list) and rows
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text.stdout)
+    assert len(text.stdout.splitlines()) == len(rows) + 3, "title, header, rule and one line per row"
+
+
 OWN_EFFECTS: dict[tuple[str, str], Effect] = {
+    ("supported-ops", "--platform"): Scenario(supported_ops_platform),
+    ("supported-ops", "--model"): Scenario(supported_ops_model),
+    ("supported-ops", "--input-shape"): Scenario(supported_ops_input_shape),
+    ("supported-ops", "--input-type"): Scenario(supported_ops_input_type),
+    ("supported-ops", "--json"): Scenario(supported_ops_as_json),
     ("compile", "--output"): Scenario(compile_output),
     ("compile", "--force"): Scenario(compile_force),
     ("compile", "--dump-state"): Scenario(compile_dump_state),

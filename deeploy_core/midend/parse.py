@@ -43,11 +43,11 @@ def qualified_op(node: gs.Node) -> str:
     return node.op if node.domain in (None, "", "ai.onnx") else f"{node.domain}.{node.op}"
 
 
-def map_nodes(
+def node_outcomes(
     graph: gs.Graph, ctxt: NetworkContext, platform: Platform,
     extra: PluginMappers | Mapping[str, Sequence[NodeMapper]] | None = None,
-) -> list[Layer]:
-    """A layer per node, or :class:`UnsupportedModelError` listing every node that has none.
+) -> list[Layer | UnsupportedNode]:
+    """Per node, in graph order, its layer or why it has none (``supported-ops --model`` reports both).
 
     ``extra`` holds the mappers operator plugins add (see
     :func:`deeploy_core.plugins.operators.plugin_mappers`): overriding ones are
@@ -55,16 +55,26 @@ def map_nodes(
     means the latter.
     """
     added = extra if isinstance(extra, PluginMappers) else PluginMappers.appended(extra)
-    layers: list[Layer] = []
-    failures: list[UnsupportedNode] = []
+    outcomes: list[Layer | UnsupportedNode] = []
     for index, node in enumerate(graph.nodes):
         key = qualified_op(node)
         mappers = added.around(key, [mapper for _, mapper in platform.mappers_for(key)])
         outcome = _try_node(node, ctxt, mappers, index) if mappers else []
-        if isinstance(outcome, Layer):
-            layers.append(outcome)
-        else:
-            failures.append(UnsupportedNode(node.name or f"#{index}", key, tuple(outcome)))
+        outcomes.append(outcome if isinstance(outcome, Layer)
+                        else UnsupportedNode(node.name or f"#{index}", key, tuple(outcome)))
+    return outcomes
+
+
+def map_nodes(
+    graph: gs.Graph, ctxt: NetworkContext, platform: Platform,
+    extra: PluginMappers | Mapping[str, Sequence[NodeMapper]] | None = None,
+) -> list[Layer]:
+    """A layer per node, or :class:`UnsupportedModelError` listing every node that has none.
+
+    The alternatives tried are :func:`node_outcomes`'.
+    """
+    outcomes = node_outcomes(graph, ctxt, platform, extra)
+    failures = [outcome for outcome in outcomes if isinstance(outcome, UnsupportedNode)]
     if failures:
         raise explain_failures(platform.name, graph, ctxt, failures)
-    return layers
+    return [outcome for outcome in outcomes if isinstance(outcome, Layer)]
