@@ -77,6 +77,8 @@ class Network:
 
     composer: Composer
     outputs: list[str]
+    """The final result first, then intermediate tensors (softmax, activation, norm outputs) compared too, so an
+    error cannot hide behind a pooling or a later saturation."""
     big_layers: tuple[str, ...]
 
 
@@ -113,7 +115,7 @@ def vit_block(softmax: str) -> Network:
                        lambda a, _: a.reshape(1, TOKENS, DIMS))
     c.apply("IntegerMean", [sequence], "pooled", lambda a: integer_mean(a, (1,), False), axes=[1], keepdims=0)
     big = ("q", "fc1", "fc2") if fused else ("q_acc", "fc1_acc", "fc2_acc")
-    return Network(c, ["pooled"], big)
+    return Network(c, ["pooled", "attention", "gelu_rq"], big)
 
 
 # -- 2. an RMSNorm decoder block -----------------------------------------------------------------------------------
@@ -142,7 +144,7 @@ def decoder_block() -> Network:
     activated = c.requant_shift(i_hardswish(c, hidden, "hardswish"), "hardswish_rq")
     down = gemm_requant(c, activated, DIMS, "fc2", rng)
     requantized_add(c, residual, down, "residual2")
-    return Network(c, ["residual2"], ("q_acc", "fc1_acc", "fc2_acc"))
+    return Network(c, ["residual2", "attention", "context"], ("q_acc", "fc1_acc", "fc2_acc"))
 
 
 # -- 3. an iHardswish CNN ------------------------------------------------------------------------------------------
@@ -170,7 +172,7 @@ def hardswish_cnn() -> Network:
     pooled = c.apply("IntegerMean", [normed], "pooled", lambda a: integer_mean(a, (2, 3), False), axes=[2, 3],
                      keepdims=0)
     gemm_requant(c, pooled, 10, "classifier", rng)
-    return Network(c, ["classifier"], ("conv1_acc", "depthwise_acc", "nonorm"))
+    return Network(c, ["classifier", "hardswish", "nonorm"], ("conv1_acc", "depthwise_acc", "nonorm"))
 
 
 NETWORKS: dict[str, Callable[[], Network]] = {
