@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
+import onnx_graphsurgeon as gs
 from onnx import helper
 
 from deeploy_core.errors import DeeployError
@@ -119,6 +120,22 @@ def _layer_verdict(outcome: Layer | UnsupportedNode, failure: NodeVerdict | None
     return failure
 
 
+def _vanished(node: onnx.NodeProto, graph: gs.Graph, lowered: list[NodeVerdict]) -> NodeVerdict:
+    """A model node that no lowered node produces: folded into a constant, or fused into the first lowered node
+    that reads one of its inputs (whose verdict it then shares), or removed."""
+    tensors = graph.tensors()
+    if any(isinstance(tensors.get(name), gs.Constant) for name in node.output):
+        return NodeVerdict("lowered", "folded into a constant by lowering")
+    for index, candidate in enumerate(graph.nodes):
+        if any(tensor.name in node.input for tensor in candidate.inputs if not isinstance(tensor, gs.Constant)):
+            into = f"fused by lowering into {candidate.name or f'#{index}'} ({candidate.op})"
+            verdict = lowered[index]
+            if verdict.supported:
+                return NodeVerdict("lowered", into)
+            return NodeVerdict(verdict.kind, f"{into}, which is not supported: {verdict.reason}")
+    return NodeVerdict("lowered", "removed by lowering")
+
+
 def check_platform(host: PluginHost, path: Path, model: onnx.ModelProto, platform_name: str,
                    input_shapes: dict[str, tuple[int, ...]], input_types: dict[str, DataType]
                    ) -> tuple[list[NodeVerdict], list[tuple[ModelNode, NodeVerdict]]]:
@@ -127,7 +144,7 @@ def check_platform(host: PluginHost, path: Path, model: onnx.ModelProto, platfor
     A model node is matched to the lowered node that produces one of its
     outputs (a fused ``Conv`` + ``RequantShift`` is judged on the
     ``RequantShift`` row); a node whose outputs no lowered node produces was
-    folded or fused away.
+    folded or fused away (:func:`_vanished`).
     """
     platform = platform_data(host, platform_name)
     claims = op_claims(host, platform)
@@ -161,7 +178,7 @@ def check_platform(host: PluginHost, path: Path, model: onnx.ModelProto, platfor
     for node in model.graph.node:
         found = [producer[name] for name in node.output if name in producer]
         if not found:
-            verdicts.append(NodeVerdict("lowered", "folded or fused away by lowering"))
+            verdicts.append(_vanished(node, graph, lowered))
             continue
         used.add(found[0])
         verdict = lowered[found[0]]

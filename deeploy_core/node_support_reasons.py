@@ -66,7 +66,9 @@ def failure_verdict(failure: UnsupportedNode, node: gs.Node, ctxt: NetworkContex
     if closest.parsed or closest.category == "dtype":
         kernels = sorted({mismatch.alternative for mismatch in failure.mismatches
                           if mismatch.parsed or mismatch.category == "dtype"})
+        hint = ("; a float-declared integer network (Deeploy's dialect) needs its input types: --input-type"
+                if closest.wants_integer else "")
         return NodeVerdict("types", f"no kernel binds its types {node_types(node, ctxt)} ({closest.reason}); "
-                                    f"kernels tried: {'; '.join(kernels)}")
+                                    f"kernels tried: {'; '.join(kernels)}{hint}")
     return NodeVerdict("parser", f"{closest.alternative or 'the parser'} refuses it: {closest.category} — "
                                  f"{closest.reason}")

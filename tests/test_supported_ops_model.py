@@ -123,7 +123,33 @@ def test_a_supported_model_exits_0_and_prints_one_row_per_node(tmp_path: Path) -
     assert found["add"]["generic-c"]["reason"] == "lowered to Gemm"
     assert found["add"]["generic-c"]["kernel"].startswith("Gemm float32")
     assert found["matmul"]["generic-c"] == {"supported": True, "kind": "lowered", "kernel": "",
-                                            "reason": "folded or fused away by lowering"}
+                                            "reason": "fused by lowering into matmul_gemm (Gemm)"}
+
+
+def requantised_conv(path: Path) -> Path:
+    """Conv -> RequantShift as QuantLib exports it: every tensor declared float, integer values."""
+    weights = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w")
+    mul = numpy_helper.from_array(np.full((1, 4, 1, 1), 3, np.float32), "mul")
+    add = numpy_helper.from_array(np.full((1, 4, 1, 1), 8, np.float32), "add")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("RequantShift", ["c", "mul", "add"], ["y"], name="rqs", div=16, signed=1,
+                              n_levels_out=256)]
+    return save(path, nodes, [value("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+                [value("y", TensorProto.FLOAT, [1, 4, 6, 6])], [weights, mul, add])
+
+
+def test_a_node_fused_into_an_unsupported_layer_shares_its_verdict(tmp_path: Path) -> None:
+    """Lowering fuses Conv + RequantShift; fed a float input, the fused integer kernel refuses it: both rows say so."""
+    model = requantised_conv(tmp_path / "rq.onnx")
+    as_declared = verdicts(invoke(tmp_path, "--model", model, "--platform", "generic-c", "--json"))
+    rqs, conv = as_declared["rqs"]["generic-c"], as_declared["conv"]["generic-c"]
+    assert (rqs["kind"], conv["kind"]) == ("types", "types")
+    assert "float32" in rqs["reason"] and "--input-type" in rqs["reason"]
+    assert conv["reason"].startswith("fused by lowering into conv_rq (RequantizedConv), which is not supported: ")
+    typed = invoke(tmp_path, "--model", model, "--platform", "generic-c", "--input-type", "x=int8", "--json")
+    assert typed.exit_code == 0, typed.describe()
+    assert verdicts(typed)["rqs"]["generic-c"]["reason"] == "lowered to RequantizedConv"
+    assert verdicts(typed)["conv"]["generic-c"]["reason"] == "fused by lowering into conv_rq (RequantizedConv)"
 
 
 def test_a_schemaless_op_nobody_claims_stops_the_front_end_and_the_other_nodes_are_not_tried(tmp_path: Path) -> None:
