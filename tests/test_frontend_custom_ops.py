@@ -47,8 +47,8 @@ KERNELS = Path(__file__).resolve().parent / "custom_op_kernels"
 
 
 def unclaimed_network(path: Path) -> Path:
-    """iLayerNorm → IntegerMedian → com.example::Foo → Add: three ops no ONNX schema and no plugin knows."""
-    nodes = [helper.make_node("iLayerNorm", ["x"], ["a"], name="norm"),
+    """iGroupNorm → IntegerMedian → com.example::Foo → Add: three ops no ONNX schema and no plugin knows."""
+    nodes = [helper.make_node("iGroupNorm", ["x"], ["a"], name="norm"),
              helper.make_node("IntegerMedian", ["a"], ["b"], name="mean", axes=[2]),
              helper.make_node("Foo", ["b"], ["c"], name="foo", domain="com.example"),
              helper.make_node("Add", ["x", "c"], ["y"], name="add")]
@@ -68,10 +68,10 @@ def test_unclaimed_schemaless_ops_give_the_unsupported_op_report_through_the_cli
     )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
-    assert lines[0] == ("error: 3 nodes are not supported on platform 'generic-c': 'norm' (iLayerNorm in the default "
+    assert lines[0] == ("error: 3 nodes are not supported on platform 'generic-c': 'norm' (iGroupNorm in the default "
                         "domain), 'mean' (IntegerMedian in the default domain), 'foo' (Foo in domain com.example)")
     assert len(lines) == 4, result.stderr
-    for line, (name, op) in zip(lines[1:], (("norm", "iLayerNorm"), ("mean", "IntegerMedian"), ("foo", "Foo"))):
+    for line, (name, op) in zip(lines[1:], (("norm", "iGroupNorm"), ("mean", "IntegerMedian"), ("foo", "Foo"))):
         assert line.strip().startswith(f"node '{name}' ({op} in ")
         assert "no ONNX schema" in line and "no installed platform or operator plugin supports it" in line
     assert "No Op registered" not in result.stderr and "Traceback" not in result.stderr
@@ -206,5 +206,5 @@ def test_validate_gives_the_same_report_before_making_its_inputs(tmp_path: Path)
         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"},
     )
     assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith("error: 3 nodes are not supported on platform 'generic-c': 'norm' (iLayerNorm")
+    assert result.stderr.startswith("error: 3 nodes are not supported on platform 'generic-c': 'norm' (iGroupNorm")
     assert "No Op registered" not in result.stderr and "Traceback" not in result.stderr
