@@ -73,7 +73,6 @@ class TorchScriptGraph:
             [helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape)) for name, shape in outputs.items()],
             initializer=self.initializers)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="pytorch")
-        onnx.checker.check_model(model)
         onnx.save(model, path)
         return path
 
@@ -225,6 +224,30 @@ def test_folding_is_deterministic(host: PluginHost, tmp_path: Path) -> None:
         generated.write(tmp_path / run)
         written.append({item.name: item.read_bytes() for item in sorted((tmp_path / run).iterdir())})
     assert written[0] == written[1]
+
+
+def shuffle_after_debug_print(path: Path) -> Path:
+    """The channel shuffle reading its sizes from the output of a schema-less op the platform declares (Deeploy's
+    DebugPrint): the folding sees that output's shape through the declaration."""
+    g = TorchScriptGraph()
+    printed = g.op("DebugPrint", "x")
+    b, c, h, w = (g.size(printed, axis) for axis in range(4))
+    grouped = g.op("Reshape", printed, g.as_list(b, g.constant(2), g.op("Div", c, g.constant(2)), h, w))
+    swapped = g.op("Transpose", grouped, perm=[0, 2, 1, 3, 4])
+    g.op("Reshape", swapped, g.as_list(b, g.constant(-1), h, w), output="y")
+    return g.save(path, {"x": (1, 8, 3, 3)}, {"y": (1, 8, 3, 3)})
+
+
+def test_shape_arithmetic_after_a_declared_op_is_folded(host: PluginHost, tmp_path: Path) -> None:
+    path = shuffle_after_debug_print(tmp_path / "printed.onnx")
+    x = np.random.default_rng(5).standard_normal((1, 8, 3, 3)).astype(np.float32)
+    expected = x.reshape(1, 2, 4, 3, 3).transpose(0, 2, 1, 3, 4).reshape(1, 8, 3, 3)
+    generated, result = validate_with_data(path, CompileOptions(platform="generic-c"), host, {"x": x}, [expected],
+                                           atol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    ops = [layer["op"] for layer in generated.report["layers"]]
+    assert "DebugPrint" in ops and not {"Shape", "Gather", "Div", "Unsqueeze", "Concat"} & set(ops), ops
 
 
 # -- what stays unknown --------------------------------------------------------------------------------------------

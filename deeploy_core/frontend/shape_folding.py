@@ -36,6 +36,8 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import shape_inference
 
+from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declarations
+from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.unknown_shapes import Dims, is_static, tensor_dims
 
 FOLD_LIMIT_BYTES = 16 << 20
@@ -50,10 +52,24 @@ KEPT_OPS = frozenset({
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+def _lenient(model: onnx.ModelProto) -> onnx.ModelProto:
     """Lenient inference with data propagation: as many shapes as onnx can give; strict inference comes later."""
-    del model.graph.value_info[:]
     return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+
+
+def _infer(model: onnx.ModelProto, declared: DeclaredNodes) -> onnx.ModelProto:
+    """Shapes for a fold round, the parked declared ops' outputs included once their inputs are shaped.
+
+    A declared op whose input still waits for a fold leaves its outputs
+    unshaped this round; a later round, after that fold, shapes them.
+    """
+    del model.graph.value_info[:]
+    if declared.schemas:
+        try:
+            return infer_with_declarations(model, declared, _lenient)[0]
+        except ModelImportError:
+            del model.graph.value_info[:]
+    return _lenient(model)
 
 
 def _unshaped_outputs(graph: onnx.GraphProto) -> bool:
@@ -103,19 +119,22 @@ def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str]) -> onnx
     return gs.export_onnx(graph, do_type_check=False).graph
 
 
-def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] = ()) -> int:
+def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] = (),
+                          declared: DeclaredNodes | None = None) -> int:
     """Fold constant subgraphs of ``model`` (in place) when inference leaves some shape unknown.
 
     Rounds of inference and folding repeat until a round folds nothing, so
     a chain whose shapes only become known after an earlier fold (``Range``
     of a folded size, ``Expand`` to a folded shape) goes too.  ``kept_outputs``
     names outputs of nodes that must stay (the importer's proxies of dialect
-    ops).  Returns the number of nodes removed.  The model keeps its opset
+    ops); ``declared`` holds the parked schema-less ops, whose declarations
+    shape their outputs so that shape arithmetic after them folds too.  Returns the number of nodes removed.  The model keeps its opset
     imports, IR version and metadata; only its graph changes.
     """
     removed = 0
+    declared = declared or DeclaredNodes()
     try:
-        inferred = _infer(_copy(model))
+        inferred = _infer(_copy(model), declared)
     except Exception:  # noqa: BLE001 - a model onnx cannot infer is judged by strict inference next
         return removed
     if not _unshaped_outputs(inferred.graph):
@@ -131,7 +150,7 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
         _replace_graph(model, graph)
         removed += before - len(model.graph.node)
         try:
-            inferred = _infer(_copy(model))
+            inferred = _infer(_copy(model), declared)
         except Exception:  # noqa: BLE001 - as above
             return removed
     return removed
