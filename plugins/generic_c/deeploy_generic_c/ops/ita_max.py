@@ -45,7 +45,7 @@ def _levels(node: gs.Node) -> int:
     return levels
 
 
-def _weight(peak: str, value: str) -> str:
+def _exponent(peak: str, value: str) -> str:
     """The exponent ``round((peak - value) / 32)`` (half up) as a C expression; ``peak >= value`` always."""
     return f"((uint32_t)({peak} - (int32_t){value} + 16) >> 5)"
 
@@ -67,9 +67,9 @@ class ItaMaxParser(NodeParser):
     int32_t peak = (int32_t){x.c_name}[base];
     uint32_t sum = 0;
     for (int32_t j = 1; j < {length}; ++j) peak = (int32_t){value} > peak ? (int32_t){value} : peak;
-    for (int32_t j = 0; j < {length}; ++j) sum += 256u >> {_weight("peak", value)};
+    for (int32_t j = 0; j < {length}; ++j) sum += 256u >> {_exponent("peak", value)};
     const uint32_t inv = {(levels - 1) * 256}u / sum;
-    for (int32_t j = 0; j < {length}; ++j) {y.c_name}[base + j] = ({y.dtype.c_type})(inv >> {_weight("peak", value)});
+    for (int32_t j = 0; j < {length}; ++j) {y.c_name}[base + j] = ({y.dtype.c_type})(inv >> {_exponent("peak", value)});
 }}"""
         return {"code": code, "size": x.numel * 3}
 
@@ -98,14 +98,14 @@ class ItaPartialMaxParser(NodeParser):
         uint32_t rescale = 0, group_sum = 0;
         for (int32_t j = g; j < g + {width}; ++j) group_peak = (int32_t){value} > group_peak ? (int32_t){value} : group_peak;
         if (group_peak > peak) {{
-            rescale = {_weight("group_peak", "peak")};
+            rescale = {_exponent("group_peak", "peak")};
             peak = group_peak;
         }}
-        for (int32_t j = g; j < g + {width}; ++j) group_sum += 256u >> {_weight("peak", value)};
+        for (int32_t j = g; j < g + {width}; ++j) group_sum += 256u >> {_exponent("peak", value)};
         partial = (partial >> rescale) + group_sum;
     }}
     const uint32_t inv = {(levels // 2 - 1) * 256}u / partial;
-    for (int32_t j = 0; j < {length}; ++j) {y.c_name}[base + j] = ({y.dtype.c_type})(inv >> {_weight("peak", value)});
+    for (int32_t j = 0; j < {length}; ++j) {y.c_name}[base + j] = ({y.dtype.c_type})(inv >> {_exponent("peak", value)});
 }}"""
         return {"code": code, "size": x.numel * 3}
 
