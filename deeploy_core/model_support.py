@@ -120,14 +120,26 @@ def _layer_verdict(outcome: Layer | UnsupportedNode, failure: NodeVerdict | None
     return failure
 
 
-def _vanished(node: onnx.NodeProto, graph: gs.Graph, lowered: list[NodeVerdict]) -> NodeVerdict:
-    """A model node that no lowered node produces: folded into a constant, or fused into the first lowered node
-    that reads one of its inputs (whose verdict it then shares), or removed."""
+def _downstream(model: onnx.ModelProto, node: onnx.NodeProto) -> set[str]:
+    """Every tensor of the model computed from ``node``'s outputs (what a fusion starting at ``node`` produces)."""
+    reached = {name for name in node.output if name}
+    for later in model.graph.node:  # nodes are in topological order (the checker requires it)
+        if any(name in reached for name in later.input):
+            reached.update(name for name in later.output if name)
+    return reached
+
+
+def _vanished(model: onnx.ModelProto, node: onnx.NodeProto, graph: gs.Graph, lowered: list[NodeVerdict]
+              ) -> NodeVerdict:
+    """A model node that no lowered node produces: folded into a constant, fused into the lowered node that reads
+    its inputs and produces what was computed from it (whose verdict it then shares), or removed."""
     tensors = graph.tensors()
     if any(isinstance(tensors.get(name), gs.Constant) for name in node.output):
         return NodeVerdict("lowered", "folded into a constant by lowering")
+    downstream = _downstream(model, node)
     for index, candidate in enumerate(graph.nodes):
-        if any(tensor.name in node.input for tensor in candidate.inputs if not isinstance(tensor, gs.Constant)):
+        reads = any(tensor.name in node.input for tensor in candidate.inputs)
+        if reads and any(tensor.name in downstream for tensor in candidate.outputs):
             into = f"fused by lowering into {candidate.name or f'#{index}'} ({candidate.op})"
             verdict = lowered[index]
             if verdict.supported:
@@ -178,7 +190,7 @@ def check_platform(host: PluginHost, path: Path, model: onnx.ModelProto, platfor
     for node in model.graph.node:
         found = [producer[name] for name in node.output if name in producer]
         if not found:
-            verdicts.append(_vanished(node, graph, lowered))
+            verdicts.append(_vanished(model, node, graph, lowered))
             continue
         used.add(found[0])
         verdict = lowered[found[0]]

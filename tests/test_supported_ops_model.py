@@ -127,15 +127,18 @@ def test_a_supported_model_exits_0_and_prints_one_row_per_node(tmp_path: Path) -
 
 
 def requantised_conv(path: Path) -> Path:
-    """Conv -> RequantShift as QuantLib exports it: every tensor declared float, integer values."""
+    """Conv -> RequantShift as QuantLib exports it (every tensor declared float, integer values), and a Transpose
+    that reads the Conv's input too (so "the node that reads its input" alone would not find the fused layer)."""
     weights = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w")
     mul = numpy_helper.from_array(np.full((1, 4, 1, 1), 3, np.float32), "mul")
     add = numpy_helper.from_array(np.full((1, 4, 1, 1), 8, np.float32), "add")
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], name="side", perm=[0, 1, 3, 2]),
+             helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
              helper.make_node("RequantShift", ["c", "mul", "add"], ["y"], name="rqs", div=16, signed=1,
                               n_levels_out=256)]
     return save(path, nodes, [value("x", TensorProto.FLOAT, [1, 2, 6, 6])],
-                [value("y", TensorProto.FLOAT, [1, 4, 6, 6])], [weights, mul, add])
+                [value("t", TensorProto.FLOAT, [1, 2, 6, 6]), value("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+                [weights, mul, add])
 
 
 def test_a_node_fused_into_an_unsupported_layer_shares_its_verdict(tmp_path: Path) -> None:
@@ -146,6 +149,7 @@ def test_a_node_fused_into_an_unsupported_layer_shares_its_verdict(tmp_path: Pat
     assert (rqs["kind"], conv["kind"]) == ("types", "types")
     assert "float32" in rqs["reason"] and "--input-type" in rqs["reason"]
     assert conv["reason"].startswith("fused by lowering into conv_rq (RequantizedConv), which is not supported: ")
+    assert as_declared["side"]["generic-c"]["kind"] == "supported"
     typed = invoke(tmp_path, "--model", model, "--platform", "generic-c", "--input-type", "x=int8", "--json")
     assert typed.exit_code == 0, typed.describe()
     assert verdicts(typed)["rqs"]["generic-c"]["reason"] == "lowered to RequantizedConv"
