@@ -5,8 +5,8 @@ float-declared tensors holding integers, ``add`` before ``mul``); ``MatMulIntege
 (int8/uint8 tensors, zero points per tensor, per row of A or per column of B; checked against ONNX Runtime and
 ONNX's backend node test too) and as QuantLib exports use it (float-declared, no zero points: Deeploy's alias
 of integer MatMul).  Every network runs untiled, tiled into an L1 smaller than its tensors with single and double
-buffering, and on the 8-core cluster; the C is built with -Werror and must reproduce ``tests/dialect_reference/linear.py``
-exactly.
+buffering, and on the 8-core cluster; the C is built with -Werror and must reproduce
+``tests/dialect_reference/linear.py`` exactly.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
-from tests.dialect_reference.linear import matmul_integer, rq_gemm, rq_matmul
+from tests.dialect_reference.linear import matmul_integer, requantise, rq_gemm, rq_matmul
 
 CONFIGURATIONS: dict[str, CompileOptions] = {
     "generic-c untiled": CompileOptions(platform="generic-c"),
@@ -174,3 +174,191 @@ def test_rq_gemm_is_bit_exact(configuration: str, case: str, host: PluginHost, t
 def test_rq_matmul_is_bit_exact(configuration: str, per_channel: bool, host: PluginHost, tmp_path: Path) -> None:
     # 1024 bytes of A, 128 of B and 512 of Y exceed a 1.5 KiB L1 (per-channel parameters: only the batch is cut).
     assert _run(rq_matmul_network(per_channel), configuration, host, tmp_path) == "RQMatMul integer"
+
+
+# -- MatMulInteger as ONNX defines it (int8/uint8 tensors, zero points) ---------------------------------------------
+
+@dataclass(frozen=True)
+class MatMulIntegerCase:
+    """Operand shapes and types, zero-point layouts ("none", "scalar", "row"/"column"), the tiled L1 size."""
+
+    a_shape: tuple[int, ...]
+    b_shape: tuple[int, ...]
+    a_type: type[np.integer]
+    b_type: type[np.integer]
+    a_zero_point: str
+    b_zero_point: str
+    tiled_l1: int
+
+    @property
+    def onnx_runtime_runs_it(self) -> bool:
+        """ONNX Runtime's CPU kernel takes a per-tensor a_zero_point only."""
+        return self.a_zero_point != "row"
+
+
+# The 2-D cases: 384 bytes of A, 512 of B and 3072 of int32 Y; the batched one 768 of A, 128 of B and 1536 of Y.
+MATMUL_INTEGER_CASES = {
+    "uint8 x int8, scalar zero points":
+        MatMulIntegerCase((24, 16), (16, 32), np.uint8, np.int8, "scalar", "scalar", 2048),
+    "int8 x uint8, zero point per column of B":
+        MatMulIntegerCase((24, 16), (16, 32), np.int8, np.uint8, "scalar", "column", 2048),
+    "uint8 x uint8, zero points per row of A and per column of B":
+        MatMulIntegerCase((24, 16), (16, 32), np.uint8, np.uint8, "row", "column", 2048),
+    "batched int8 x int8, B broadcast, no zero points":
+        MatMulIntegerCase((6, 8, 16), (16, 8), np.int8, np.int8, "none", "none", 1024),
+}
+
+_ONNX_TYPES = {np.int8: TensorProto.INT8, np.uint8: TensorProto.UINT8}
+
+
+def _zero_point(layout: str, count: int, dtype: type[np.integer], rng: np.random.Generator) -> np.ndarray | None:
+    info = np.iinfo(dtype)
+    low, high = (100, 156) if info.min == 0 else (-28, 28)  # near the middle, so A - za spans both signs
+    if layout == "none":
+        return None
+    return rng.integers(low, high, () if layout == "scalar" else (count,)).astype(dtype)
+
+
+def matmul_integer_network(case: MatMulIntegerCase) -> Network:
+    """A (runtime) @ B (constant weights), zero points as initializers, every tensor typed as ONNX defines it."""
+    rng = np.random.default_rng(29)
+    a_info, b_info = np.iinfo(case.a_type), np.iinfo(case.b_type)
+    a = rng.integers(a_info.min, int(a_info.max) + 1, case.a_shape).astype(case.a_type)
+    b = rng.integers(b_info.min, int(b_info.max) + 1, case.b_shape).astype(case.b_type)
+    za = _zero_point(case.a_zero_point, case.a_shape[-2], case.a_type, rng)
+    zb = _zero_point(case.b_zero_point, case.b_shape[-1], case.b_type, rng)
+    initializers = [numpy_helper.from_array(b, "b")]
+    inputs = ["a", "b"]
+    if za is not None or zb is not None:
+        inputs += ["a_zero_point" if za is not None else "", "b_zero_point" if zb is not None else ""]
+        initializers += [numpy_helper.from_array(value, name) for value, name in ((za, "a_zero_point"),
+                                                                                  (zb, "b_zero_point"))
+                         if value is not None]
+    expected = matmul_integer(a, b, za, zb)
+    node = helper.make_node("MatMulInteger", [name for name in inputs], ["y"], name="node")
+    graph = helper.make_graph([node], "matmul_integer",
+                              [helper.make_tensor_value_info("a", _ONNX_TYPES[case.a_type], list(case.a_shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, list(expected.shape))],
+                              initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return Network(model, {"a": a}, expected, tiled_l1=case.tiled_l1)
+
+
+def test_the_matmul_integer_reference_subtracts_zero_points_per_row_and_column() -> None:
+    a, b = np.array([[10, 20], [30, 40]], np.uint8), np.array([[1, 2], [3, 4]], np.uint8)
+    assert matmul_integer(a, b).tolist() == [[70, 100], [150, 220]]
+    # Rows of A minus (10, 30), columns of B minus (1, 2): [[0, 10], [0, 10]] @ [[0, 0], [2, 2]].
+    zero_points = np.array([10, 30], np.uint8), np.array([1, 2], np.uint8)
+    assert matmul_integer(a, b, *zero_points).tolist() == [[20, 20], [20, 20]]
+
+
+@pytest.mark.parametrize("case", [name for name, case in MATMUL_INTEGER_CASES.items() if case.onnx_runtime_runs_it])
+def test_the_matmul_integer_reference_agrees_with_onnx_runtime(case: str) -> None:
+    import onnxruntime
+
+    network = matmul_integer_network(MATMUL_INTEGER_CASES[case])
+    session = onnxruntime.InferenceSession(network.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (result,) = session.run(None, network.inputs)
+    np.testing.assert_array_equal(result, network.expected)
+
+
+@pytest.mark.parametrize("case", list(MATMUL_INTEGER_CASES))
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_matmul_integer_is_bit_exact(configuration: str, case: str, host: PluginHost, tmp_path: Path) -> None:
+    assert _run(matmul_integer_network(MATMUL_INTEGER_CASES[case]), configuration, host, tmp_path) == \
+        "MatMulInteger integer"
+
+
+def _onnx_node_cases() -> list[tuple[str, onnx.ModelProto, dict[str, np.ndarray], np.ndarray]]:
+    """ONNX's backend node tests of MatMulInteger: A and B stay runtime inputs, the zero points become initializers.
+
+    The platform conformance suite runs float32 node cases only (it freezes every integer input into a constant);
+    this op's cases are all integer, so they run here with their integer operands fed at run time.
+    """
+    from onnx.backend.test.case.node import collect_testcases
+
+    cases = []
+    for case in collect_testcases(None):
+        model = case.model
+        if model is None or len(model.graph.node) != 1 or model.graph.node[0].op_type != "MatMulInteger":
+            continue
+        for number, (inputs, outputs) in enumerate(case.data_sets or ()):
+            frozen = onnx.ModelProto()
+            frozen.CopyFrom(model)
+            runtime: dict[str, np.ndarray] = {}
+            kept = []
+            for value, array in zip(model.graph.input, inputs):
+                if value.name in ("A", "B"):
+                    runtime[value.name] = np.asarray(array)
+                    kept.append(value)
+                else:
+                    frozen.graph.initializer.append(numpy_helper.from_array(np.asarray(array), value.name))
+            del frozen.graph.input[:]
+            frozen.graph.input.extend(kept)
+            cases.append((f"{case.name}#{number}", frozen, runtime, np.asarray(outputs[0])))
+    return cases
+
+
+def test_onnx_ships_node_cases_for_matmul_integer() -> None:
+    assert [name for name, *_ in _onnx_node_cases()] == ["test_matmulinteger#0"]
+
+
+@pytest.mark.parametrize("platform", ["generic-c", "pulp-cluster"])
+def test_onnx_node_cases_of_matmul_integer_pass(platform: str, host: PluginHost, tmp_path: Path) -> None:
+    for name, model, inputs, expected in _onnx_node_cases():
+        path = tmp_path / f"{name}.onnx"
+        onnx.save(model, path)
+        toolchain = Toolchain.from_environment(extra_flags=strict_flags())
+        _, result = validate_with_data(path, CompileOptions(platform=platform), host, inputs, [expected], atol=0.0,
+                                       rtol=0.0, repeats=1, toolchain=toolchain)
+        assert result.ok, (name, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons])
+
+
+# -- MatMulInteger as QuantLib exports use it (float-declared, no zero points: Deeploy's integer MatMul alias) -------
+
+def float_declared_matmul_integer_network() -> Network:
+    """a [16, 32] @ W [32, 16] → RequantShift → z [16, 16] int8; then z @ c [16, 16] (a second runtime operand).
+
+    Every tensor is declared FLOAT; the second MatMulInteger reads the RequantShift's output, whose type onnx
+    learns only through the front end's proxy of that dialect op.
+    """
+    rng = np.random.default_rng(31)
+    a = rng.integers(-128, 128, (16, 32)).astype(np.int8)
+    c = rng.integers(-128, 128, (16, 16)).astype(np.int8)
+    w = rng.integers(-128, 128, (32, 16))
+    mul, add, div = np.array(3), np.array(-700), 1 << 11
+    z = requantise(matmul_integer(a, w), mul, add, div, 256, True)
+    expected = matmul_integer(z, c)
+    nodes = [
+        helper.make_node("MatMulInteger", ["a", "w"], ["acc"], name="mm1"),
+        helper.make_node("RequantShift", ["acc", "mul", "add"], ["z"], name="rq", div=float(div), n_levels=256,
+                         signed=1),
+        helper.make_node("MatMulInteger", ["z", "c"], ["y"], name="mm2"),
+    ]
+    graph = helper.make_graph(nodes, "quantlib_matmul_integer",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, [16, 32]),
+                               helper.make_tensor_value_info("c", TensorProto.FLOAT, [16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 16])],
+                              [_float_constant("w", w), _float_constant("mul", mul), _float_constant("add", add)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return Network(model, {"a": a, "c": c}, expected, node="mm2", input_types={"a": INT8, "c": INT8}, tiled_l1=1536)
+
+
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_float_declared_matmul_integer_runs_as_integer_matmul(configuration: str, host: PluginHost,
+                                                               tmp_path: Path) -> None:
+    # 256 bytes of z, 256 of c and 1024 of int32 y (with alignment) exceed a 1.5 KiB L1.
+    assert _run(float_declared_matmul_integer_network(), configuration, host, tmp_path) == "MatMul integer"
+
+
+@pytest.mark.parametrize("platform", ["generic-c", "pulp-cluster"])
+def test_supported_ops_lists_the_linear_ops(platform: str) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "deeploy_core", "supported-ops", "--platform", platform, "--json"],
+                            capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": platform})
+    assert result.returncode == 0, result.stderr
+    assert {"RQGemm", "RQMatMul", "MatMulInteger"} <= {row["op"] for row in json.loads(result.stdout)}

@@ -23,6 +23,7 @@ from deeploy_core.frontend.dialect_ops import proxy_dialect_ops, restore_dialect
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.external_data import load_external_data_safely
 from deeploy_core.frontend.input_shapes import input_shape_hint
+from deeploy_core.frontend.matmul_integer_alias import alias_float_matmul_integer
 from deeploy_core.frontend.legacy_ops import park_legacy_ops, repair_attribute_pads, unpark_legacy_ops
 from deeploy_core.frontend.shape_folding import fold_shape_arithmetic
 from deeploy_core.frontend.structure import check_structure
@@ -156,6 +157,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     if claims is not None:
         refuse_undeclared(model, claims)
     dialect_nodes = proxy_dialect_ops(model)
+    alias_float_matmul_integer(model, claims)
     check_model(model)
     if model.functions:
         model = inliner.inline_local_functions(model)

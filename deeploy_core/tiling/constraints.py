@@ -28,6 +28,7 @@ from deeploy_core.tiling.geometry import (
     SlidingWindow,
     TileConstraint,
 )
+from deeploy_core.tiling.zero_points import ZeroPointMatrixProduct
 
 ELEMENTWISE_OPS = (
     "Abs Acos Acosh Add And Asin Asinh Atan Atanh BitShift Cast Ceil Celu Clip Cos Cosh Div Elu Equal Erf Exp Floor "
@@ -67,6 +68,7 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     # Deeploy's fused forms: RQGemm(A, B, [C], add, mul), RQMatMul(A, B, add, mul), parameters along output axis 1.
     "RQGemm": MatrixProduct(bias=None, channel_parameters=(2, 3, 4), gemm=True),
     "RQMatMul": MatrixProduct(channel_parameters=(2, 3)),
+    "MatMulInteger": ZeroPointMatrixProduct(),  # zero points per tensor, per row of A, per column of B
     "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
     "Softmax": AlongAxes("softmax"),
     "iSoftmax": AlongAxes("softmax"),
