@@ -100,7 +100,13 @@ VERIFICATION: dict[str, tuple[OpVerification, ...]] = {
                                                         "RequantizediGELU", "iGELURequantShift", "IntegerMean")},
     **{op: (_reference(_DEEPLOY_UNVERIFIED),) for op in (
         "IntegerDiv", "RQIntegerDiv", "IntegerDivRequantShift", "iHardswish", "RequantizediHardswish",
-        "iHardswishRequantShift", "iRMSNorm", "iNoNorm", "RQGemm", "RQMatMul", "MatMulInteger")},
+        "iHardswishRequantShift", "iRMSNorm", "iNoNorm", "RQGemm", "RQMatMul")},
+    "MatMulInteger": (OpVerification("onnxruntime", "int8/uint8 networks with per-tensor and per-column zero points "
+                                                    "bit-exact with ONNX Runtime (test_dialect_linear.py)"),
+                      OpVerification("onnx-node-tests", "test_matmulinteger on both platforms (an integer case, run by "
+                                                        "test_dialect_linear.py)"),
+                      _reference("per-row zero points of A and the float-declared, zero-point-free form Deeploy maps "
+                                 "as integer MatMul (semantics §8, unverified there)")),
     "RequantizedAdd": (_reference("Deeploy marks the arithmetic unverified; its rounding is defined by this "
                                   "project (deeploy-op-semantics.md leaves it open)"),),
     "DebugPrint": (OpVerification("documented no-op", "copies its input to its output and prints nothing (tests: "
