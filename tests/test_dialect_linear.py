@@ -362,3 +362,42 @@ def test_supported_ops_lists_the_linear_ops(platform: str) -> None:
                             capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": platform})
     assert result.returncode == 0, result.stderr
     assert {"RQGemm", "RQMatMul", "MatMulInteger"} <= {row["op"] for row in json.loads(result.stdout)}
+
+
+# -- bad input: one line naming the node, the op and what to change -------------------------------------------------
+
+def _compile_cli(model: onnx.ModelProto, tmp_path: Path, *extra: str) -> tuple[int, str]:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "bad.onnx"
+    onnx.save(model, path)
+    result = subprocess.run([sys.executable, "-m", "deeploy_core", "compile", str(path), "--platform", "generic-c",
+                             "-o", str(tmp_path / "out"), *extra], capture_output=True, text=True,
+                            env={**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"})
+    return result.returncode, result.stderr
+
+
+def test_an_rq_gemm_without_div_is_refused_in_one_line(tmp_path: Path) -> None:
+    model = rq_gemm_network(True, True, True).model
+    node = model.graph.node[0]
+    kept = [attribute for attribute in node.attribute if attribute.name != "div"]
+    del node.attribute[:]
+    node.attribute.extend(kept)
+    status, stderr = _compile_cli(model, tmp_path, "--input-type", "a=int8")
+    assert status == 2
+    assert stderr.strip().splitlines() == [
+        "error: node 'node' (RQGemm): attribute — attribute 'div' is required (closest supported variant: "
+        "RQGemm integer) (platform 'generic-c')"]
+
+
+def test_a_zero_point_that_depends_on_the_batch_is_refused_in_one_line(tmp_path: Path) -> None:
+    model = matmul_integer_network(MATMUL_INTEGER_CASES["batched int8 x int8, B broadcast, no zero points"]).model
+    model.graph.node[0].input.extend(["", "b_zero_point"])
+    model.graph.initializer.append(numpy_helper.from_array(np.zeros((6, 1, 8), np.int8), "b_zero_point"))
+    status, stderr = _compile_cli(model, tmp_path)
+    assert status == 2
+    assert len(stderr.strip().splitlines()) == 1
+    assert "node 'node' (MatMulInteger)" in stderr and "b_zero_point has shape [6, 1, 8]" in stderr
+    assert "one value or one per column of B (8)" in stderr
