@@ -33,10 +33,9 @@ class NetworkSources:
 
 
 ARENA_BASE_VARIABLE = (
-    "/* Buffers are addressed from a pointer that InitNetwork sets rather than from the arena's own address:",
-    "   gcc 12 -O2 (IVOPTs) rewrote a loop reading int8 and writing float32 at two offsets of one static array",
-    "   into an address with no base object and then dropped the stores; a run-time base keeps every access",
-    "   based on one pointer (and costs one load per layer). */",
+    "/* Buffers are addressed from a pointer that InitNetwork sets, not from the arena's own address: */",
+    "/* gcc 12 -O2 (IVOPTs) rewrote loops reading int8 and writing float32 at two offsets of one static array */",
+    "/* into addresses with no base object and dropped the stores; one run-time base costs a load per layer. */",
     "static uint8_t *dc_arena_base;",
     "#define DC_ARENA_BASE dc_arena_base",
 )
