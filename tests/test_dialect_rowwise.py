@@ -326,6 +326,27 @@ def test_a_tile_holding_one_long_row_keeps_it_whole(configuration: str, op: str,
     assert entry["buffers"]["in0"]["slot_bytes"] == LONG_ROWS[-1]
 
 
+@pytest.mark.parametrize("op", list(CASES))
+@pytest.mark.parametrize("configuration", ["generic-c L1 512 single", "pulp-cluster 8 cores L1 512 double"])
+def test_an_axis_attribute_naming_another_axis_still_reduces_the_last(configuration: str, op: str, host: PluginHost,
+                                                                       tmp_path: Path) -> None:
+    """QuantLib copies the replaced Softmax's ``axis``; Deeploy's kernels ignore it, so tiles must keep rows whole."""
+    case = CASES[op]
+    model = onnx.load(case.build(tmp_path / "plain.onnx"))
+    model.graph.node[0].attribute.append(helper.make_attribute("axis", 1))
+    path = tmp_path / "axis.onnx"
+    onnx.save(model, path)
+    x = case.inputs()
+    base = CONFIGURATIONS[configuration]
+    options = CompileOptions(platform=base.platform, level_sizes={"L1": case.tiled_l1}, buffering=base.buffering,
+                             cores=base.cores, input_types={"x": INT8})
+    generated, result = validate_with_data(path, options, host, {"x": x}, [case.reference(x)], atol=0.0, rtol=0.0,
+                                           repeats=1, toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    entry = next(entry for entry in generated.report["tiling"]["layers"] if entry["layer"] == "rowwise")
+    assert entry["tiles"] > 1 and set(entry["tile"]) == {"1"}  # cut along the rows (axis 1), never along axis 2
+
+
 # -- bad input -----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("op", "attribute"), [("ITAMax", "n_levels"), ("ITAPartialMax", "group_width"),
