@@ -4,9 +4,11 @@ After shape arithmetic on constants is folded (:mod:`.shape_folding`), a
 tensor without a static shape can only come from two places: a graph input
 whose shape is not fixed, or a value computed from the input data (a
 ``Reshape`` whose target shape is an input, ``NonZero``, …).  The first is
-fixed with ``--input-shape``; the second cannot be compiled to static memory
-at all.  The message says which of the two it is, so the user is not left
-with a ``[1, 'unk__2', 64]`` and no idea where it came from.
+refused before folding, naming the input and the ``--input-shape`` option
+that fixes it (``check_static_inputs`` in the importer); the second cannot
+be compiled to static memory at all, and is refused here naming the graph
+input whose values decide the shape, so the user is not left with a
+``[1, 'unk__2', 64]`` and no idea where it came from.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import onnx
 
 from deeploy_core.frontend.errors import ModelImportError
-from deeploy_core.frontend.input_shapes import input_shape_hint
 from deeploy_core.frontend.node_label import node_label
 
 Dims = list[int | str]
@@ -86,15 +87,13 @@ def _deciding_inputs(node: onnx.NodeProto) -> list[str]:
 def check_static_shapes(model: onnx.ModelProto) -> None:
     """Every tensor the outputs depend on and that is computed from a graph input has a static shape.
 
-    Tensors computed from constants alone are left to lowering, which folds
-    them.  The first tensor (in graph order) computed from the inputs without
-    a static shape is refused: naming the graph input whose shape is not
-    fixed (with the option that fixes it), or else the graph input whose
-    values decide that shape.
+    Call it once every graph input has a fixed shape.  Tensors computed from
+    constants alone are left to lowering, which folds them.  The first tensor
+    (in graph order) computed from the inputs without a static shape is
+    refused, naming the graph input whose values decide that shape.
     """
     graph = model.graph
     dims = tensor_dims(graph)
-    graph_inputs = {value.name for value in graph.input}
     for index in _live_nodes(graph):
         node = graph.node[index]
         for name in node.output:
@@ -106,13 +105,9 @@ def check_static_shapes(model: onnx.ModelProto) -> None:
             shown = dims.get(name)
             where = (f"{node_label(node, index)}: tensor {name!r} has no static shape "
                      f"({shown if shown is not None else 'unknown rank'})")
-            unfixed = [source for source in sources if source in graph_inputs and not is_static(dims.get(source))]
-            if unfixed:
-                raise ModelImportError(f"{where}: graph input {unfixed[0]!r} has no fixed shape; fix it with "
-                                       f"{input_shape_hint(unfixed[0])}")
             deciding = _upstream_inputs(graph, _deciding_inputs(node)) or sources
             raise ModelImportError(
-                f"{where}: it depends on the values, not only the shapes, of graph input "
+                f"{where}: it depends on the values, not only the shapes, of graph input{'s' if len(deciding) > 1 else ''} "
                 f"{', '.join(repr(source) for source in deciding)} (every input shape is fixed, and shape arithmetic "
                 "on constants is folded), so its size is only known at run time; make the values that decide it "
                 "constants of the model")
