@@ -368,3 +368,21 @@ def test_a_missing_attribute_is_one_line_naming_node_op_and_attribute(op: str, a
     assert lines[0].startswith(f"error: node 'rowwise' ({op}):")
     assert f"attribute {attribute!r} is required; add it to the node" in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("input_type", "expected"), [
+    ("int16", "error: node 'rowwise' (ITAMax): dtype — input 0 is int16, ITAMax takes int8 or uint8"),
+    (None, "error: input 'x' is float32 but feeds node 'rowwise' (ITAMax), an integer kernel; name its type with "
+           "--input-type x=int8"),
+])
+def test_an_input_that_is_not_8_bit_integers_is_refused_in_one_line(input_type: str | None, expected: str,
+                                                                     tmp_path: Path) -> None:
+    model = ita_max_network(tmp_path / "ita_max.onnx")
+    typed = ["--input-type", f"x={input_type}"] if input_type else []
+    result = subprocess.run([sys.executable, "-m", "deeploy_core", "compile", str(model), "--platform", "generic-c",
+                             *typed, "-o", str(tmp_path / "out")],
+                            capture_output=True, text=True, env={**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"})
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(expected), result.stderr
+    assert not (tmp_path / "out").exists()
