@@ -44,7 +44,10 @@ def required_integer(node: gs.Node, name: str) -> int:
     if name not in node.attrs:
         raise NodeMismatch("attribute", f"attribute {name!r} is required; add it to the node (Deeploy gives it no default)")
     raw = node.attrs[name]
-    value = np.asarray(raw.values if isinstance(raw, gs.Constant) else raw, dtype=np.float64).reshape(-1)
+    try:
+        value = np.asarray(raw.values if isinstance(raw, gs.Constant) else raw, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise NodeMismatch("attribute", f"attribute {name!r} must be a number, got {raw!r}") from None
     if value.size != 1 or not math.isfinite(float(value[0])) or float(value[0]) != int(value[0]):
         raise NodeMismatch("attribute", f"attribute {name!r} must be one whole number, got {value.tolist()}")
     return int(value[0])
