@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 import pytest
 
-from deeploy_core.api import CompileOptions, validate_with_data
+from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.ir.dtypes import INT8
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import strict_flags
@@ -258,6 +258,30 @@ def _layer(report: dict[str, object], node: str) -> dict[str, object]:
     return next(layer for layer in layers if layer["node"] in (node, f"{node}_rq"))
 
 
+def _options(configuration: str, composed: Composer) -> CompileOptions:
+    """A configuration with the network's integer graph inputs typed int8 (QuantLib declares them FLOAT)."""
+    base = CONFIGURATIONS[configuration]
+    return CompileOptions(platform=base.platform, level_sizes=dict(base.level_sizes), buffering=base.buffering,
+                          cores=base.cores, input_types={name: INT8 for name in composed.input_dtypes})
+
+
+@pytest.mark.parametrize("network", list(NETWORKS))
+def test_network_compiles_to_identical_files(network: str, host: PluginHost, tmp_path: Path) -> None:
+    # The same network saved in two different folders and compiled twice (tiled, on the cluster, double
+    # buffered: the path with the most solver and scheduling decisions) gives byte-identical C and report.json.
+    built = _build(network)
+    written = []
+    for run in ("first", "second"):
+        model = tmp_path / run / f"{built.composer.name}.onnx"
+        model.parent.mkdir()
+        onnx.save(built.composer.model(built.outputs), model)
+        _, generated = compile_model(model, _options("pulp-cluster 8 cores L1 double", built.composer), host)
+        generated.write(tmp_path / run / "out")
+        written.append({path.name: path.read_bytes() for path in sorted((tmp_path / run / "out").iterdir())})
+    assert "report.json" in written[0] and any(name.endswith(".c") for name in written[0])
+    assert written[0] == written[1]
+
+
 @pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
 @pytest.mark.parametrize("network", list(NETWORKS))
 def test_network_is_bit_exact(network: str, configuration: str, host: PluginHost, tmp_path: Path) -> None:
@@ -266,8 +290,7 @@ def test_network_is_bit_exact(network: str, configuration: str, host: PluginHost
     model = tmp_path / f"{composed.name}.onnx"
     onnx.save(composed.model(built.outputs), model)
     base = CONFIGURATIONS[configuration]
-    options = CompileOptions(platform=base.platform, level_sizes=dict(base.level_sizes), buffering=base.buffering,
-                             cores=base.cores, input_types={name: INT8 for name in composed.input_dtypes})
+    options = _options(configuration, composed)
     inputs = {name: composed.values[name] for name in composed.input_dtypes}
     expected = [composed.values[name] for name in built.outputs]
     generated, result = validate_with_data(model, options, host, inputs, expected, atol=0.0, rtol=0.0, repeats=1,
