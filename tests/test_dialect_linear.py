@@ -26,7 +26,8 @@ from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
-from tests.dialect_reference.linear import matmul_integer, requantise, rq_gemm, rq_matmul
+from tests.dialect_reference.basic import requant_shift
+from tests.dialect_reference.linear import matmul_integer, requantized_conv, rq_gemm, rq_matmul
 
 CONFIGURATIONS: dict[str, CompileOptions] = {
     "generic-c untiled": CompileOptions(platform="generic-c"),
@@ -327,7 +328,7 @@ def float_declared_matmul_integer_network() -> Network:
     c = rng.integers(-128, 128, (16, 16)).astype(np.int8)
     w = rng.integers(-128, 128, (32, 16))
     mul, add, div = np.array(3), np.array(-700), 1 << 11
-    z = requantise(matmul_integer(a, w), mul, add, div, 256, True)
+    z = requant_shift(matmul_integer(a, w), mul, add, div, 256, True)
     expected = matmul_integer(z, c)
     nodes = [
         helper.make_node("MatMulInteger", ["a", "w"], ["acc"], name="mm1"),
@@ -401,3 +402,40 @@ def test_a_zero_point_that_depends_on_the_batch_is_refused_in_one_line(tmp_path:
     assert len(stderr.strip().splitlines()) == 1
     assert "node 'node' (MatMulInteger)" in stderr and "b_zero_point has shape [6, 1, 8]" in stderr
     assert "one value or one per column of B (8)" in stderr
+
+
+# -- RequantizedConv as a model may carry it (this platform's fused form: x, w, [bias], mul, add) --------------------
+
+def requantized_conv_network(depthwise: bool) -> Network:
+    """A 3x3 Conv with pads 1 and its requantisation: x [1, 4, 8, 8] → 16 channels with bias and per-channel mul/add,
+    or depthwise x [1, 8, 16, 16] with stride 2 and scalar mul/add."""
+    rng = np.random.default_rng(37)
+    if depthwise:
+        x_shape, w_shape, group, strides = (1, 8, 16, 16), (8, 1, 3, 3), 8, (2, 2)
+        bias, mul, add = None, np.array(5), np.array(-300)
+    else:
+        x_shape, w_shape, group, strides = (1, 4, 8, 8), (16, 4, 3, 3), 1, (1, 1)
+        bias, mul, add = rng.integers(-3000, 3000, (16,)), rng.integers(1, 40, (16,)), rng.integers(-9000, 9000, (16,))
+    pads = (1, 1, 1, 1)
+    x = rng.integers(-128, 128, x_shape).astype(np.int8)
+    w = rng.integers(-128, 128, w_shape)
+    div = 1 << 12
+    expected = requantized_conv(x, w, bias, mul, add, div, pads, strides, group)
+    names = ["x", "w"] + ([] if bias is None else ["bias"]) + ["mul", "add"]
+    node = helper.make_node("RequantizedConv", names, ["y"], name="node", kernel_shape=[3, 3], pads=list(pads),
+                            strides=list(strides), group=group, div=float(div), n_levels=256, signed=1)
+    constants = [_float_constant("w", w), _float_constant("mul", mul), _float_constant("add", add)]
+    if bias is not None:
+        constants.append(_float_constant("bias", bias))
+    graph = helper.make_graph([node], "requantized_conv",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(expected.shape))], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return Network(model, {"x": x}, expected.astype(np.int8), input_types={"x": INT8}, tiled_l1=1536)
+
+
+@pytest.mark.parametrize("depthwise", [False, True], ids=["regular", "depthwise"])
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_requantized_conv_is_bit_exact(configuration: str, depthwise: bool, host: PluginHost, tmp_path: Path) -> None:
+    # Regular: 256 bytes of x, 576 of w and 1024 of y; depthwise: 2048 of x and 512 of y; both exceed a 1.5 KiB L1.
+    assert _run(requantized_conv_network(depthwise), configuration, host, tmp_path) == "Conv + RequantShift integer"

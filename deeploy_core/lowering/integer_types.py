@@ -123,7 +123,7 @@ OUTPUT_TYPE_RULES: dict[str, Callable[[gs.Node, list[DataType]], DataType]] = {
                                    "MatMulInteger")},
     **{op: _int8 for op in ("iLayerNorm", "iRMSNorm", "iNoNorm", "RequantizediGELU", "RequantizediHardswish",
                             "RQIntegerDiv")},
-    **{op: _requant_type for op in ("RQGemm", "RQMatMul", "RequantizedGemm", "RequantizedMatMul")},
+    **{op: _requant_type for op in ("RQGemm", "RQMatMul", "RequantizedGemm", "RequantizedMatMul", "RequantizedConv")},
     **{op: _arithmetic for op in ("Add", "Sub", "Mul")},
     **{op: _same_as_first for op in ("MaxPool", "Pad", "Slice", "Transpose", "Reshape", "Flatten", "Squeeze",
                                      "Unsqueeze", "Gather", "Concat", "ReduceMean", "IntegerMean", "Identity",

@@ -1,4 +1,4 @@
-"""Deeploy's ``RQGemm`` and ``RQMatMul``: a Gemm or MatMul fused with its RequantShift, as QuantLib/Deeploy write them.
+"""Deeploy's ``RQGemm``/``RQMatMul`` and ``RequantizedConv``: a linear op fused with its RequantShift, as a model.
 
 Deeploy's PULP and Siracusa targets fuse ``Gemm → RequantShift`` into
 ``RQGemm(A, B, [C], add, mul)`` and ``MatMul → RequantShift`` into
@@ -11,10 +11,18 @@ they run on the kernels this platform already has for its own fusions
 add from their positions.  Deeploy has no test data for either op, so the
 arithmetic is the written one (unverified against a peer).
 
-Neither op has an ONNX schema: :data:`SCHEMAS` declares their output shapes
-(Gemm's ``[M, N]`` after ``transA``/``transB``; numpy matmul broadcasting) and
-element types (float for the float-declared tensors of QuantLib exports, else
-the RequantShift's type from ``n_levels`` and ``signed``).
+``RequantizedConv(x, w, [bias], mul, add)`` is the form this platform's own
+lowering fuses ``Conv → RequantShift`` into (mul before add, the Conv's and the
+RequantShift's attributes); declaring it lets a model that was fused already
+(by this compiler or by hand) come in as it is.  Deeploy's PULP deployer
+builds a node of the same name with a different contract (rounding folded
+into ``add``, a ``shift`` attribute), which only exists inside Deeploy.
+
+None of these ops has an ONNX schema: :data:`SCHEMAS` declares their output
+shapes (Gemm's ``[M, N]`` after ``transA``/``transB``; numpy matmul
+broadcasting; Conv's, computed by onnx's own Conv inference) and element types
+(float for the float-declared tensors of QuantLib exports, else the
+RequantShift's type from ``n_levels`` and ``signed``).
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto, helper, numpy_helper, shape_inference
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeBinding, NodeMapper
 from deeploy_generic_c.ops.integer import ANY, INLINE, RequantizedGemmParser, RequantizedMatMulParser
@@ -83,6 +91,31 @@ def matmul_shape(shapes: Sequence[tuple[int, ...] | None], attributes: Mapping[s
     return [(*batch, a[-2], b[-1])]
 
 
+_CONV_ATTRIBUTES = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+
+
+def conv_shape(shapes: Sequence[tuple[int, ...] | None], attributes: Mapping[str, Any]) -> Sequence[tuple[int, ...]]:
+    """The output shape of ONNX's Conv on x and w with the node's Conv attributes (onnx's strict inference)."""
+    x, w = (shapes[0], shapes[1]) if len(shapes) > 1 else (None, None)
+    if x is None or w is None:
+        raise ValueError("x and w need static shapes")
+    node = helper.make_node("Conv", ["x", "w"], ["y"],
+                            **{name: attributes[name] for name in _CONV_ATTRIBUTES if name in attributes})
+    graph = helper.make_graph([node], "conv_shape", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x)),
+                                                     helper.make_tensor_value_info("w", TensorProto.FLOAT, list(w))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    try:
+        inferred = shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]),
+                                                strict_mode=True)
+    except Exception as error:  # noqa: BLE001 - onnx raises InferenceError and plain RuntimeErrors
+        lines = str(error).strip().splitlines()
+        raise ValueError(lines[-1] if lines else "onnx's Conv shape inference failed") from None
+    dims = inferred.graph.output[0].type.tensor_type.shape.dim
+    if not dims or any(not dim.HasField("dim_value") for dim in dims):
+        raise ValueError(f"Conv of x {list(x)} and w {list(w)} has no static output shape")
+    return [tuple(int(dim.dim_value) for dim in dims)]
+
+
 class RQGemmParser(RequantizedGemmParser):
     """Deeploy's RQGemm: inputs A, B, [C], add, mul; Gemm attributes plus RequantShift's."""
 
@@ -99,6 +132,7 @@ class RQMatMulParser(RequantizedMatMulParser):
 SCHEMAS: tuple[CustomOpSchema, ...] = (
     CustomOpSchema("RQGemm", shapes=gemm_shape, types=requantised_type),
     CustomOpSchema("RQMatMul", shapes=matmul_shape, types=requantised_type),
+    CustomOpSchema("RequantizedConv", shapes=conv_shape, types=requantised_type),
 )
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
