@@ -11,6 +11,7 @@ itself when it is installed.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import warnings
@@ -252,9 +253,15 @@ def test_shape_arithmetic_after_a_declared_op_is_folded(host: PluginHost, tmp_pa
 
 # -- what stays unknown --------------------------------------------------------------------------------------------
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, address_space: int | None = None) -> subprocess.CompletedProcess[str]:
+    """``deeploy-core ARGS`` with generic-c; ``address_space`` caps the child's memory (bytes)."""
+
+    def limit() -> None:
+        if address_space is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
     return subprocess.run([sys.executable, "-m", "deeploy_core", *args], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"})
+                          env={**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"}, preexec_fn=limit)
 
 
 def test_dynamic_batch_names_the_input_and_input_shape_fixes_it(tmp_path: Path) -> None:
@@ -287,6 +294,27 @@ def test_value_dependent_shape_names_the_input_it_comes_from(tmp_path: Path) -> 
     assert len(lines) == 1 and lines[0].startswith("error: node '/Slice' (Slice): tensor '/Slice_output_0' has no "
                                                    "static shape"), refused.stderr
     assert "graph input 'k'" in lines[0] and "'x'" not in lines[0].split("graph input", 1)[1]
+
+
+def absurd_after_folding(path: Path) -> Path:
+    """A 2^40-element ConstantOfShape whose size is shape arithmetic (Mod, which onnx does not propagate)."""
+    g = TorchScriptGraph()
+    size = g.op("Mul", g.op("Mod", g.size("x", 1), g.constant(1000)), g.constant(1 << 38))
+    huge = g.op("ConstantOfShape", g.op("Unsqueeze", size, g.constant([0])),
+                value=numpy_helper.from_array(np.array([0.0], np.float32)))
+    g.op("Add", "x", g.op("ReduceMax", huge, keepdims=1), output="y")
+    return g.save(path, {"x": (1, 4)}, {"y": (1, 4)})
+
+
+def test_folding_never_evaluates_an_absurd_size(tmp_path: Path) -> None:
+    """The size is folded, the 4 TiB tensor is not: the importer's size check refuses it in one line (the compile
+    runs in 4 GiB of address space, so an attempt to fold the tensor fails the test instead of the machine)."""
+    refused = _cli("compile", str(absurd_after_folding(tmp_path / "huge.onnx")), "--platform", "generic-c",
+                   "-o", str(tmp_path / "out"), address_space=4 << 30)
+    assert refused.returncode == 2, refused.stderr
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and "node '/ConstantOfShape' (ConstantOfShape)" in lines[0], refused.stderr
+    assert "[1099511627776]" in lines[0] and "more than the 2147483648 bytes" in lines[0]
 
 
 # -- a real TorchScript export -------------------------------------------------------------------------------------

@@ -17,19 +17,23 @@ shapes static, which makes more ``Shape`` nodes foldable.  A model whose
 shapes are all static already is returned untouched, so the common case
 costs one inference.
 
-Some nodes are never folded here, because a later stage needs them as they
-are: quantise/dequantise nodes (the QDQ rewrites in lowering look for them
-on weights), nodes of other domains (the parked declared ops and dialect
+Some nodes are never folded here.  A later stage needs them as they are:
+quantise/dequantise nodes (the QDQ rewrites in lowering look for them on
+weights), nodes of other domains (the parked declared ops and dialect
 proxies the importer restores afterwards), random generators, nodes that
-produce graph outputs, and nodes whose result would be larger than
+produce graph outputs.  Others are too big to evaluate before the sizes are
+checked: nodes whose result would be larger than
 :data:`FOLD_LIMIT_BYTES` or of unknown size (a shape-producing op is folded
-once its size is known, in a later round).
+once its size is known, in a later round), or would take the model's folds
+past :data:`FOLD_BUDGET_BYTES`.  Folding thus allocates no more than that
+before the importer checks declared and inferred sizes.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Collection
+from dataclasses import dataclass
 
 import numpy as np
 import onnx
@@ -42,6 +46,10 @@ from deeploy_core.frontend.unknown_shapes import Dims, is_static, tensor_dims
 
 FOLD_LIMIT_BYTES = 16 << 20
 """The largest tensor folded in the front end; larger constant subgraphs are left to lowering."""
+
+FOLD_BUDGET_BYTES = 64 << 20
+"""What all tensors folded for one model may hold together: folding runs before the importer's size checks
+(:mod:`.tensor_limits`), so a model with many large constant subgraphs cannot exhaust the host's memory here."""
 
 KEPT_OPS = frozenset({
     "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
@@ -85,31 +93,46 @@ def _byte_size(dims: Dims | None, dtype: np.dtype | None) -> int | None:
     return math.prod(int(dim) for dim in dims or []) * np.dtype(dtype).itemsize
 
 
+@dataclass
+class _Budget:
+    """Bytes that folds of one model may still produce (see :data:`FOLD_BUDGET_BYTES`)."""
+
+    left: int = FOLD_BUDGET_BYTES
+
+
 class _Exclusion:
     """onnx-graphsurgeon's ``should_exclude_node``: which otherwise foldable nodes stay (see the module docstring)."""
 
-    def __init__(self, kept_outputs: Collection[str], graph_outputs: Collection[str], dims: dict[str, Dims | None]) -> None:
+    def __init__(self, kept_outputs: Collection[str], graph_outputs: Collection[str], dims: dict[str, Dims | None],
+                 budget: _Budget) -> None:
         self.kept_outputs = kept_outputs
         self.graph_outputs = graph_outputs
         self.dims = dims
+        self.budget = budget
 
     def __call__(self, node: gs.Node) -> bool:
         if node.op in KEPT_OPS or (node.domain or "") not in _DEFAULT_DOMAINS:
             return True
+        total = 0
         for tensor in node.outputs:
             if tensor.name in self.kept_outputs or tensor.name in self.graph_outputs:
                 return True
             size = _byte_size(self.dims.get(tensor.name), tensor.dtype)
             if size is None or size > FOLD_LIMIT_BYTES:
                 return True
+            total += size
+        if total > self.budget.left:
+            return True
+        self.budget.left -= total
         return False
 
 
-def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str]) -> onnx.GraphProto | None:
+def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget: _Budget) -> onnx.GraphProto | None:
     """One fold of an inferred model; the folded graph, or None when nothing was folded."""
     graph = gs.import_onnx(inferred)
     before = len(graph.nodes)
-    exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph))
+    exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph),
+                         budget)
     graph.toposort()
     graph.fold_constants(fold_shapes=True, partitioning="basic", error_ok=True, size_threshold=FOLD_LIMIT_BYTES,
                          should_exclude_node=exclude)
@@ -133,6 +156,7 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
     """
     removed = 0
     declared = declared or DeclaredNodes()
+    budget = _Budget()
     try:
         inferred = _infer(_copy(model), declared)
     except Exception:  # noqa: BLE001 - a model onnx cannot infer is judged by strict inference next
@@ -142,7 +166,7 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
     for _ in range(len(model.graph.node) + 1):  # every productive round removes a node
         before = len(model.graph.node)
         try:
-            graph = _fold_once(inferred, kept_outputs)
+            graph = _fold_once(inferred, kept_outputs, budget)
         except Exception:  # noqa: BLE001 - a model ONNX Runtime cannot evaluate is judged by strict inference next
             return removed
         if graph is None:
