@@ -101,14 +101,15 @@ def _float_constant(name: str, values: np.ndarray) -> onnx.TensorProto:
 DIV = 1 << 12
 
 
-def rq_gemm_network(with_bias: bool, trans_b: bool, signed: bool) -> Network:
-    """A [24, 16] @ B [16, 32] (stored transposed with transB), optional bias C [32], per-column add/mul or scalars."""
+def rq_gemm_network(bias: str, trans_b: bool, signed: bool) -> Network:
+    """A [24, 16] @ B [16, 32] (stored transposed with transB); bias C none, per column [32] or a whole [24, 32]
+    matrix; with a bias per-column add/mul, without one scalars."""
     rng = np.random.default_rng(19)
     m, k, n = 24, 16, 32
     a = rng.integers(-128, 128, (m, k)).astype(np.int8)
     b = rng.integers(-128, 128, (n, k) if trans_b else (k, n)).astype(np.int8)
-    c = rng.integers(-5000, 5000, (n,)).astype(np.int32) if with_bias else None
-    if with_bias:
+    c = None if bias == "none" else rng.integers(-5000, 5000, (m, n) if bias == "matrix" else (n,)).astype(np.int32)
+    if c is not None:
         mul, add = rng.integers(1, 48, (n,)), rng.integers(-20000, 20000, (n,))
     else:
         mul, add = np.array([29]), np.array([-1500])
@@ -148,8 +149,9 @@ def rq_matmul_network(per_channel: bool) -> Network:
 
 
 RQ_GEMM_CASES = {
-    "bias, transB, per-column, signed": (True, True, True),
-    "no bias, scalar, unsigned": (False, False, False),
+    "bias per column, transB, per-column, signed": ("column", True, True),
+    "bias matrix, per-column, signed": ("matrix", False, True),
+    "no bias, scalar, unsigned": ("none", False, False),
 }
 
 
@@ -166,7 +168,7 @@ def test_the_rq_references_requantise_the_unfused_result() -> None:
 @pytest.mark.parametrize("case", list(RQ_GEMM_CASES))
 @pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
 def test_rq_gemm_is_bit_exact(configuration: str, case: str, host: PluginHost, tmp_path: Path) -> None:
-    # 384 bytes of A, 512 of B and 768 of Y (with C, mul and add) exceed a 1.5 KiB L1.
+    # 384 bytes of A, 512 of B and 768 of Y (with C, mul and add) exceed a 1.5 KiB L1; a bias matrix is cut with Y.
     assert _run(rq_gemm_network(*RQ_GEMM_CASES[case]), configuration, host, tmp_path) == "RQGemm integer"
 
 
@@ -381,7 +383,7 @@ def _compile_cli(model: onnx.ModelProto, tmp_path: Path, *extra: str) -> tuple[i
 
 
 def test_an_rq_gemm_without_div_is_refused_in_one_line(tmp_path: Path) -> None:
-    model = rq_gemm_network(True, True, True).model
+    model = rq_gemm_network("column", True, True).model
     node = model.graph.node[0]
     kept = [attribute for attribute in node.attribute if attribute.name != "div"]
     del node.attribute[:]

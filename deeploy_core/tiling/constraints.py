@@ -28,6 +28,7 @@ from deeploy_core.tiling.geometry import (
     SlidingWindow,
     TileConstraint,
 )
+from deeploy_core.tiling.requantised_gemm import RequantisedGemmProduct
 from deeploy_core.tiling.zero_points import ZeroPointMatrixProduct
 
 ELEMENTWISE_OPS = (
@@ -61,12 +62,12 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "GlobalMaxPool": GlobalPool(),
     "com.microsoft.QLinearGlobalAveragePool": GlobalPool(),
     "Gemm": MatrixProduct(bias=2, gemm=True),
-    "RequantizedGemm": MatrixProduct(bias=None, channel_parameters=(2, 3, 4), gemm=True),
+    "RequantizedGemm": RequantisedGemmProduct(),  # C (if present) broadcast like a bias, mul/add per column
     "com.microsoft.QGemm": MatrixProduct(a=0, b=3, bias=6, channel_parameters=(4, 5), gemm=True),
     "MatMul": MatrixProduct(),
     "RequantizedMatMul": MatrixProduct(channel_parameters=(2, 3, 4)),
     # Deeploy's fused forms: RQGemm(A, B, [C], add, mul), RQMatMul(A, B, add, mul), parameters along output axis 1.
-    "RQGemm": MatrixProduct(bias=None, channel_parameters=(2, 3, 4), gemm=True),
+    "RQGemm": RequantisedGemmProduct(),
     "RQMatMul": MatrixProduct(channel_parameters=(2, 3)),
     "MatMulInteger": ZeroPointMatrixProduct(),  # zero points per tensor, per row of A, per column of B
     "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
