@@ -6,13 +6,17 @@ BIN := $(VENV)/bin
 PLUGIN_PROJECTS := $(sort $(dir $(wildcard plugins/*/pyproject.toml))) $(sort $(dir $(wildcard examples/*/pyproject.toml)))
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test docs clean
+.PHONY: demo test docs clean models
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' $(addprefix -e ,$(PLUGIN_PROJECTS))
 	touch $@
+
+# The optional test extra for tests/models (torch, torchvision, timm, onnxscript; exact pins in pyproject.toml).
+models: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[models]'
 
 EXAMPLE := build/example/tiny_cnn.onnx
 

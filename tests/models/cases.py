@@ -1,0 +1,104 @@
+"""Which exported network is validated how: model, exporter, float or int8 (and quantisation mode), platform.
+
+The test module and ``bench/exporter_table.py`` share this list, so the
+table a benchmark prints and what CI checks are the same set of rows.  Each
+case knows the bound it is judged by (see :class:`Bound`) and, where the
+compiler refuses it today for a reason being worked on elsewhere, that
+reason (the test then expects the refusal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.models.export import EXPORTERS, exported, quantised
+from tests.models.zoo import BY_NAME, ZOO, ZooModel
+
+FLOAT_RELATIVE_ERROR = 1e-4
+"""Float outputs: max |error| over max |reference| (float32 sums in another order stay far below this)."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a case must meet: a float error relative to the output's scale, or a number of quantisation steps."""
+
+    relative: float | None = None
+    lsb: float | None = None
+
+    def describe(self) -> str:
+        if self.lsb is not None:
+            return "bit-exact" if self.lsb == 0 else f"<= {self.lsb:g} LSB"
+        return f"rel <= {self.relative:g}"
+
+
+@dataclass(frozen=True)
+class Case:
+    model: ZooModel
+    exporter: str
+    quantization: str | None
+    """None for the float model; ``exact`` or ``fixed-point`` for its int8 QDQ version."""
+    platform: str = "generic-c"
+    known_failure: str | None = None
+    """Why the compiler refuses this case today (another piece of work in progress), or None."""
+    l2: int | None = None
+    """pulp-cluster's L2 in bytes when its 512 KiB default cannot hold the weights (they stay in L2), else None."""
+
+    @property
+    def precision(self) -> str:
+        return "float32" if self.quantization is None else "int8"
+
+    @property
+    def id(self) -> str:
+        parts = [self.model.name, self.exporter, self.quantization or "float", self.platform]
+        return "-".join(parts)
+
+    slow: bool = False
+    """Minutes to compile even though the network is small (marker ``heavy_model``, like the heavy networks)."""
+
+    @property
+    def heavy(self) -> bool:
+        return self.model.heavy or self.slow
+
+    def path(self) -> Path:
+        """The ONNX file (exported or quantised on first use, then cached)."""
+        return exported(self.model, self.exporter) if self.quantization is None else quantised(self.model)
+
+    def bound(self) -> Bound:
+        """docs/cli.rst's guarantees: exact mode is bit-exact where the platform has ONNX Runtime's fused kernels
+        (generic-c) and within a step elsewhere (float sums round differently); fixed-point within one step."""
+        if self.quantization is None:
+            return Bound(relative=FLOAT_RELATIVE_ERROR)
+        if self.quantization == "exact" and self.platform == "generic-c":
+            return Bound(lsb=0.0)
+        return Bound(lsb=1.0)
+
+
+_REFUSED: dict[tuple[str, str], str] = {}
+"""(model, exporter) pairs refused today, with the reason (none at the moment: every pair validates)."""
+
+QUANTISED = ("resnet18", "resnet18_narrow", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5")
+"""CNNs whose int8 QDQ version (ONNX Runtime's quantize_static of the legacy export) is validated."""
+
+CLUSTER_L2 = 4 * 1024 * 1024
+"""SqueezeNet's 2.9 MB of float weights (and its int8 version's dequantised ones) need more than the default L2."""
+
+ON_CLUSTER = (("squeezenet1_1", "legacy", None), ("squeezenet1_1", "legacy", "exact"),
+              ("squeezenet1_1", "legacy", "fixed-point"), ("deit_small", "dynamo", None), ("lstm", "legacy", None))
+"""The few cases also validated on pulp-cluster (tiled over its memory levels: slower to compile)."""
+
+
+def _case(name: str, exporter: str, quantization: str | None, platform: str = "generic-c") -> Case:
+    l2 = CLUSTER_L2 if platform == "pulp-cluster" and name == "squeezenet1_1" else None
+    # Without ONNX Runtime's fused kernels, exact mode dequantises every weight into pulp-cluster's arena, and tiling
+    # that arena takes two minutes.
+    slow = platform == "pulp-cluster" and quantization == "exact"
+    return Case(BY_NAME[name], exporter, quantization, platform, _REFUSED.get((name, exporter)), l2, slow)
+
+
+def all_cases() -> list[Case]:
+    """Every model with both exporters on generic-c, the int8 versions in both modes, then the cluster's few."""
+    cases = [_case(model.name, exporter, None) for model in ZOO for exporter in EXPORTERS]
+    cases += [_case(name, "legacy", mode) for name in QUANTISED for mode in ("exact", "fixed-point")]
+    cases += [_case(name, exporter, mode, "pulp-cluster") for name, exporter, mode in ON_CLUSTER]
+    return cases
