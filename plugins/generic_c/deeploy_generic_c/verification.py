@@ -38,7 +38,7 @@ _QDQ = "bit-exact with ONNX Runtime in --quantization exact (test_qdq.py, test_q
 _FIXED_POINT = "within 1 LSB of ONNX Runtime in --quantization fixed-point (test_qdq.py, fuzz regressions)"
 
 _NODE_TESTS_ONLY = (
-    "Abs BatchNormalization Concat ConvTranspose Elu Erf Gather GRU Identity LeakyRelu Log LSTM Max Min Neg "
+    "Abs BatchNormalization Concat ConvTranspose Elu Erf Gather GRU Identity LeakyRelu Log LSTM Max Min Neg RNN "
     "Reciprocal ReduceMax ReduceMin Softplus Split Tanh Unsqueeze"
 ).split()
 

@@ -1,7 +1,7 @@
-"""Recurrent layers: ONNX LSTM and GRU (float32), as one runtime kernel call each (``dcg_recurrent.h``).
+"""Recurrent layers: ONNX LSTM, GRU and RNN (float32), as one runtime kernel call each (``dcg_recurrent.h``).
 
 Keyword-spotting, sensor and audio models exported from PyTorch carry their
-recurrences as single ``LSTM``/``GRU`` nodes.  A recurrence is inherently
+recurrences as single ``LSTM``/``GRU``/``RNN`` nodes.  A recurrence is inherently
 sequential over time, so the kernel is one call that walks every (direction,
 batch row) pair through its sequence, keeping that row's state in a small
 scratch buffer; the scratch size depends only on the hidden size, which keeps
@@ -79,7 +79,7 @@ class Recurrence:
 
 
 def read_recurrence(node: gs.Node, ctxt: NetworkContext, gates: int) -> Recurrence:
-    """Geometry of an LSTM (``gates`` = 4) or GRU (3) node, with every shape checked against ONNX's rules."""
+    """Geometry of an LSTM (``gates`` = 4), GRU (3) or RNN (1) node, with every shape checked against ONNX's rules."""
     direction = str(attribute(node, "direction", "forward"))
     if direction not in DIRECTIONS:
         raise NodeMismatch("attribute", f"direction={direction!r} is not one of forward, reverse, bidirectional")
@@ -135,6 +135,11 @@ def optional_name(node: gs.Node, ctxt: NetworkContext, index: int) -> str:
     return ctxt[node.inputs[index].name].c_name if is_present(node, index) else "NULL"
 
 
+def input_arguments(node: gs.Node, ctxt: NetworkContext, count: int) -> tuple[str, list[str]]:
+    """The kernel's name suffix and its input arguments (C names, ``NULL`` for absent optional inputs)."""
+    return "f32", [ctxt[node.inputs[i].name].c_name for i in range(3)] + [optional_name(node, ctxt, i) for i in range(3, count)]
+
+
 def optional_output(node: gs.Node, ctxt: NetworkContext, index: int, shape: tuple[int, ...], what: str) -> str:
     """The C name of optional output ``index`` (checked against its ONNX shape), ``NULL`` when absent."""
     if len(node.outputs) <= index or not node.outputs[index].name:
@@ -161,11 +166,11 @@ class LSTMParser(NodeParser):
             optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
             optional_output(node, ctxt, 2, rec.state_shape(), "Y_c"),
         ]
-        inputs = [ctxt[node.inputs[i].name].c_name for i in range(3)] + [optional_name(node, ctxt, i) for i in range(3, 8)]
+        suffix, inputs = input_arguments(node, ctxt, 8)
         args = ", ".join([rec.geometry(), *inputs, str(input_forget), int_array(codes), *outputs])
         macs = rec.directions * rec.batch * rec.seq_length * 4 * rec.hidden * (rec.input_size + rec.hidden)
-        return {"args": args, "scratch_bytes": 6 * rec.hidden * 4, "scratch": "NULL", "macs": macs,
-                "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
+        return {"kernel": f"dcg_lstm_{suffix}", "args": args, "scratch_bytes": 6 * rec.hidden * 4, "scratch": "NULL",
+                "macs": macs, "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
 
 
 class GRUParser(NodeParser):
@@ -182,23 +187,50 @@ class GRUParser(NodeParser):
             optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
             optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
         ]
-        inputs = [ctxt[node.inputs[i].name].c_name for i in range(3)] + [optional_name(node, ctxt, i) for i in range(3, 6)]
+        suffix, inputs = input_arguments(node, ctxt, 6)
         args = ", ".join([rec.geometry(), *inputs, str(linear_before_reset), int_array(codes), *outputs])
         macs = rec.directions * rec.batch * rec.seq_length * 3 * rec.hidden * (rec.input_size + rec.hidden)
-        return {"args": args, "scratch_bytes": 5 * rec.hidden * 4, "scratch": "NULL", "macs": macs,
-                "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
+        return {"kernel": f"dcg_gru_{suffix}", "args": args, "scratch_bytes": 5 * rec.hidden * 4, "scratch": "NULL",
+                "macs": macs, "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
+
+
+class RNNParser(NodeParser):
+    """Forward/reverse/bidirectional, optional B, sequence_lens, initial_h, clip, layout 0/1; parameter-free activations."""
+
+    inputs = (3, 6)
+    outputs = (1, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        rec = read_recurrence(node, ctxt, 1)
+        codes = activation_codes(node, ("Tanh",), rec.directions)
+        outputs = [
+            optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
+            optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
+        ]
+        suffix, inputs = input_arguments(node, ctxt, 6)
+        args = ", ".join([rec.geometry(), *inputs, int_array(codes), *outputs])
+        macs = rec.directions * rec.batch * rec.seq_length * rec.hidden * (rec.input_size + rec.hidden)
+        return {"kernel": f"dcg_rnn_{suffix}", "args": args, "scratch_bytes": 2 * rec.hidden * 4, "scratch": "NULL",
+                "macs": macs, "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
 
 
 def _scratch(representation: OperatorRepresentation) -> dict[str, int]:
     return {"scratch": int(representation["scratch_bytes"])}
 
 
-LSTM = NodeTemplate("dcg_lstm_f32(${args}, (float *)${scratch});", headers=HEADERS, transients=_scratch)
-GRU = NodeTemplate("dcg_gru_f32(${args}, (float *)${scratch});", headers=HEADERS, transients=_scratch)
+RECURRENCE = NodeTemplate("${kernel}(${args}, (float *)${scratch});", headers=HEADERS, transients=_scratch)
 
 F32 = FLOAT32
+
+
+def _mapper(op: str, parser: NodeParser, inputs: int, outputs: int) -> tuple[NodeMapper, ...]:
+    """Float32 tensors everywhere except the int32 ``sequence_lens``."""
+    floats = (F32, F32, F32, F32, INT32, F32, F32, F32)[:inputs]
+    return single_binding(parser, NodeTypeChecker(floats, (F32,) * outputs), f"{op} float32", RECURRENCE)
+
+
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "LSTM": single_binding(LSTMParser(), NodeTypeChecker((F32, F32, F32, F32, INT32, F32, F32, F32), (F32, F32, F32)),
-                           "LSTM float32", LSTM),
-    "GRU": single_binding(GRUParser(), NodeTypeChecker((F32, F32, F32, F32, INT32, F32), (F32, F32)), "GRU float32", GRU),
+    "LSTM": _mapper("LSTM", LSTMParser(), 8, 3),
+    "GRU": _mapper("GRU", GRUParser(), 6, 2),
+    "RNN": _mapper("RNN", RNNParser(), 6, 2),
 }

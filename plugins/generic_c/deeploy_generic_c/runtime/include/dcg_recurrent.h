@@ -1,16 +1,17 @@
 /*
- * deeploy_core generic C platform: recurrent layers (ONNX LSTM and GRU), float32.
+ * deeploy_core generic C platform: recurrent layers (ONNX LSTM, GRU and RNN), float32.
  *
  * Why a header of its own: the recurrent kernels carry a geometry record and an activation code table that no
  * other kernel needs, so they stay out of dcg_kernels.h.
  *
  * Semantics are ONNX's (opset 7..22):
  *  - Gate order: LSTM i, o, f, c (W [dirs, 4H, I], R [dirs, 4H, H], B [dirs, 8H] = Wb then Rb, P [dirs, 3H] = i, o, f);
- *    GRU z, r, h (W [dirs, 3H, I], R [dirs, 3H, H], B [dirs, 6H]).
+ *    GRU z, r, h (W [dirs, 3H, I], R [dirs, 3H, H], B [dirs, 6H]); RNN one gate (W [dirs, H, I], R [dirs, H, H],
+ *    B [dirs, 2H]).
  *  - Absent optional inputs are NULL (B = zeros, sequence_lens = full length, initial states = zeros, P = zeros);
  *    absent outputs are NULL.
  *  - Batch rows are independent: each (direction, row) runs its whole sequence with state in `scratch`, so the
- *    scratch size does not grow with the batch: LSTM 6 * hidden floats, GRU 5 * hidden floats.
+ *    scratch size does not grow with the batch: LSTM 6 * hidden floats, GRU 5 * hidden floats, RNN 2 * hidden.
  *  - A row with sequence_lens[b] = L < seq_length runs steps 0..L-1 (the reverse direction starts at L-1), writes
  *    zeros into Y at steps L.., and its Y_h / Y_c are the state after its last valid step.
  *  - clip > 0 bounds every gate's pre-activation to [-clip, clip] (peephole terms included); 0 means no clip.
@@ -38,7 +39,7 @@ typedef struct {
     float clip;
 } dcg_rnn_geometry;
 
-/* Activation codes of the `activations` arrays (LSTM: f, g, h per direction; GRU: f, g per direction). */
+/* Activation codes of the `activations` arrays (LSTM: f, g, h per direction; GRU: f, g; RNN: f). */
 enum {
     DCG_RNN_SIGMOID = 0,
     DCG_RNN_TANH = 1,
@@ -58,6 +59,11 @@ void dcg_lstm_f32(const dcg_rnn_geometry *geometry, const float *X, const float 
 void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
                  const int32_t *sequence_lens, const float *initial_h, int32_t linear_before_reset,
                  const int32_t *activations, float *Y, float *Y_h, float *scratch);
+
+/* Simple RNN: H_t = f(W x_t + R H_t-1 + Wb + Rb). */
+void dcg_rnn_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
+                 const int32_t *sequence_lens, const float *initial_h, const int32_t *activations, float *Y,
+                 float *Y_h, float *scratch);
 
 #ifdef __cplusplus
 }

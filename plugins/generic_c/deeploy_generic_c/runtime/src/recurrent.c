@@ -1,5 +1,5 @@
 /*
- * Recurrent layers (ONNX LSTM and GRU), float32; the contract is in dcg_recurrent.h.
+ * Recurrent layers (ONNX LSTM, GRU and RNN), float32; the contract is in dcg_recurrent.h.
  *
  * Every (direction, batch row) pair is an independent recurrence, so the kernel walks them one after the other
  * and keeps only that row's state (and its gate pre-activations) in the caller's scratch: memory does not grow
@@ -183,6 +183,36 @@ void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *
                     const float proposal = activate(g_act, clipped(candidate[k], g->clip));
                     h[k] = (1.0f - z[k]) * proposal + z[k] * h[k];
                 }
+                if (Y != NULL) memcpy(output_at(g, Y, t, d, b), h, (size_t)H * sizeof(float));
+            }
+            zero_tail(g, Y, length, d, b);
+            if (Y_h != NULL) memcpy(Y_h + state, h, (size_t)H * sizeof(float));
+        }
+    }
+}
+
+void dcg_rnn_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
+                 const int32_t *sequence_lens, const float *initial_h, const int32_t *activations, float *Y,
+                 float *Y_h, float *scratch) {
+    const dcg_rnn_geometry *g = geometry;
+    const int32_t H = g->hidden, I = g->input_size;
+    float *restrict h = scratch;
+    float *restrict pre = scratch + H;
+    for (int32_t d = 0; d < g->directions; ++d) {
+        const float *Wd = W + (int64_t)d * H * I;
+        const float *Rd = R + (int64_t)d * H * H;
+        const float *Bd = B == NULL ? NULL : B + (int64_t)d * 2 * H;
+        const int32_t f_act = activations[d];
+        for (int32_t b = 0; b < g->batch; ++b) {
+            const int32_t length = row_length(g, sequence_lens, b);
+            const int64_t state = state_offset(g, d, b);
+            load_state(initial_h, state, H, h);
+            for (int32_t s = 0; s < length; ++s) {
+                const int32_t t = runs_backwards(g, d) ? length - 1 - s : s;
+                load_bias(Bd, H, 0, H, pre);
+                add_product(Wd, input_at(g, X, t, b), H, I, pre);
+                add_product(Rd, h, H, H, pre);
+                for (int32_t k = 0; k < H; ++k) h[k] = activate(f_act, clipped(pre[k], g->clip));
                 if (Y != NULL) memcpy(output_at(g, Y, t, d, b), h, (size_t)H * sizeof(float));
             }
             zero_tail(g, Y, length, d, b);
