@@ -441,3 +441,15 @@ def requantized_conv_network(depthwise: bool) -> Network:
 def test_requantized_conv_is_bit_exact(configuration: str, depthwise: bool, host: PluginHost, tmp_path: Path) -> None:
     # Regular: 256 bytes of x, 576 of w and 1024 of y; depthwise: 2048 of x and 512 of y; both exceed a 1.5 KiB L1.
     assert _run(requantized_conv_network(depthwise), configuration, host, tmp_path) == "Conv + RequantShift integer"
+
+
+def test_a_float_declared_matmul_integer_with_zero_points_is_refused_in_one_line(tmp_path: Path) -> None:
+    model = float_declared_matmul_integer_network().model
+    model.graph.node[0].input.extend(["", "b_zero_point"])
+    model.graph.initializer.append(_float_constant("b_zero_point", np.zeros((16,))))
+    status, stderr = _compile_cli(model, tmp_path, "--input-type", "a=int8", "--input-type", "c=int8")
+    assert status == 2
+    assert stderr.strip().splitlines() == [
+        "error: node 'mm1' (MatMulInteger): operand 'a' is declared float but the node has zero points; declare A and "
+        "B int8/uint8 (ONNX's MatMulInteger) or drop the zero points (the float-declared form is read as integer "
+        "MatMul)"]

@@ -16,6 +16,8 @@ Operand types come from onnx's own (non-strict) inference over the model as it
 stands at that point: graph inputs, initializers and everything standard ops
 derive from them.  An operand whose type nothing determines (the output of an
 op without an ONNX schema) counts as float-declared, as in QuantLib exports.
+A float operand of a MatMulInteger that has zero points fits neither reading;
+it is refused in one line that says which two forms are accepted.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import onnx
 from onnx import TensorProto, shape_inference
 
 from deeploy_core.frontend.custom_ops import OpClaims
+from deeploy_core.frontend.errors import ModelImportError
 
+_FLOAT_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16})
 _INTEGER_TYPES = frozenset({TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16,
                             TensorProto.INT32, TensorProto.UINT32, TensorProto.INT64, TensorProto.UINT64})
 
@@ -34,6 +38,20 @@ def _is_alias_candidate(node: onnx.NodeProto) -> bool:
     present = [name for name in node.input if name]
     return node.op_type == "MatMulInteger" and node.domain in ("", "ai.onnx") and len(present) == 2 \
         and list(node.input[:2]) == present
+
+
+def _refuse_float_operands_with_zero_points(model: onnx.ModelProto, types: dict[str, int]) -> None:
+    """One line for a MatMulInteger with zero points whose operand is declared float (no reading fits it)."""
+    for node in model.graph.node:
+        if node.op_type != "MatMulInteger" or node.domain not in ("", "ai.onnx") or _is_alias_candidate(node):
+            continue
+        floats = [name for name in node.input[:2] if types.get(name, 0) in _FLOAT_TYPES]
+        if floats:
+            label = node.name or node.output[0]
+            raise ModelImportError(
+                f"node {label!r} (MatMulInteger): operand {floats[0]!r} is declared float but the node has zero "
+                f"points; declare A and B int8/uint8 (ONNX's MatMulInteger) or drop the zero points (the "
+                f"float-declared form is read as integer MatMul)")
 
 
 def _element_types(model: onnx.ModelProto) -> dict[str, int]:
@@ -58,6 +76,8 @@ def alias_float_matmul_integer(model: onnx.ModelProto, claims: OpClaims | None) 
     """
     if claims is None or "MatMulInteger" not in claims.claimed:
         return []
+    if any(node.op_type == "MatMulInteger" and not _is_alias_candidate(node) for node in model.graph.node):
+        _refuse_float_operands_with_zero_points(model, _element_types(model))
     renamed = [node for node in model.graph.node if _is_alias_candidate(node)]
     for node in renamed:
         node.op_type, node.domain = "MatMul", ""
