@@ -31,6 +31,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
+from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
 
 RNG = np.random.default_rng(19)
 
@@ -182,6 +183,7 @@ NETWORKS: dict[str, tuple[Callable[[Path], Path], frozenset[str]]] = {
 def host() -> PluginHost:
     plugins = PluginHost()
     plugins.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")
+    plugins.add_plugin(pulp_cluster_plugin, name="pulp-cluster", distribution="deeploy-pulp-cluster")
     return plugins
 
 
@@ -214,6 +216,19 @@ def test_exporter_pattern_is_folded_and_validates(case: str, host: PluginHost, t
     assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
     left = {layer["op"] for layer in generated.report["layers"]} & folded_ops
     assert not left, f"folded ops still in the generated network: {sorted(left)}"
+
+
+@pytest.mark.parametrize("case", sorted(NETWORKS))
+def test_folded_pattern_validates_tiled_on_the_cluster(case: str, host: PluginHost, tmp_path: Path) -> None:
+    """The folding is the front end's, so the cluster gets the same static graph: tiled into 4 kB of L1, double
+    buffered, on 8 cores."""
+    build, folded_ops = NETWORKS[case]
+    path = build(tmp_path / "model.onnx")
+    options = CompileOptions(platform="pulp-cluster", level_sizes={"L1": 4096}, buffering="double", cores=8)
+    generated, result = validate_with_data(path, options, host, _inputs(onnx.load(path)), atol=1e-5, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    assert not {layer["op"] for layer in generated.report["layers"]} & folded_ops
 
 
 def test_folding_is_deterministic(host: PluginHost, tmp_path: Path) -> None:
