@@ -3,9 +3,11 @@
 Each network below writes one pattern node for node as ``torch.onnx.export(dynamo=False)`` does for a fixed-size
 input (``Constant`` nodes, ``/Op_output_0`` names, int64 sizes): onnx's own inference with data propagation leaves
 some tensor without a static shape (checked first, so each model really reproduces the failure), the importer folds
-the chain away, the network compiles on generic-c, its C runs and matches ONNX Runtime, and none of the folded ops
-is left in the imported graph nor in the generated network.  An optional test exports a small module with torch
-itself when it is installed.
+the chain away, the network compiles on generic-c (and tiled on pulp-cluster), its C runs and matches ONNX Runtime,
+and none of the folded ops is left in the imported graph nor in the generated network.  Shape arithmetic after a
+declared schema-less op folds too; what cannot be folded (a dynamic input, a size taken from input values, an absurd
+size) is refused in one line that says why.  An optional test exports a small module with torch itself when it is
+installed.
 """
 
 from __future__ import annotations
@@ -33,9 +35,6 @@ from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
 
-RNG = np.random.default_rng(19)
-
-
 class TorchScriptGraph:
     """Writes nodes the way the TorchScript exporter names them: ``/Op_k`` with outputs ``/Op_k_output_0``."""
 
@@ -43,6 +42,7 @@ class TorchScriptGraph:
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self.counts: dict[str, int] = {}
+        self.rng = np.random.default_rng(19)  # weights depend on the network alone, not on which tests ran before
 
     def op(self, op_type: str, *inputs: str, output: str | None = None, **attributes: Any) -> str:
         count = self.counts.get(op_type, 0)
@@ -57,7 +57,7 @@ class TorchScriptGraph:
         return self.op("Constant", value=numpy_helper.from_array(np.asarray(value, dtype)))
 
     def weight(self, name: str, shape: tuple[int, ...]) -> str:
-        self.initializers.append(numpy_helper.from_array(RNG.standard_normal(shape).astype(np.float32), name))
+        self.initializers.append(numpy_helper.from_array(self.rng.standard_normal(shape).astype(np.float32), name))
         return name
 
     def size(self, tensor: str, axis: int) -> str:
