@@ -45,6 +45,7 @@ from tests.dialect_reference.networks import (
     matmul_requant,
     projection,
     requantized_add,
+    requantized_i_gelu,
     requantized_i_hardswish,
     rq_gemm,
     rq_integer_div,
@@ -92,8 +93,9 @@ def vit_block(softmax: str) -> Network:
     """iLayerNorm → Q, K, V → Q·Kᵀ → ITAMax or ITAPartialMax → ·V → residual → iLayerNorm → iGELU MLP → residual → mean.
 
     One head of 16 tokens × 32 dims; the MLP widens to 64.  The ITAMax variant writes every requantised linear
-    layer as MatMul/Gemm + RequantShift (which the platform fuses), the ITAPartialMax variant as Deeploy's fused
-    RQMatMul/RQGemm nodes.  The block ends as CCT's sequence pooling does, with an IntegerMean over the tokens.
+    layer as MatMul/Gemm + RequantShift and the activation as iGELU + RequantShift (which the platform fuses), the
+    ITAPartialMax variant as Deeploy's fused RQMatMul/RQGemm and RequantizediGELU nodes.  The block ends as CCT's
+    sequence pooling does, with an IntegerMean over the tokens.
     """
     rng = np.random.default_rng(19)
     fused = softmax == "ITAPartialMax"
@@ -108,7 +110,8 @@ def vit_block(softmax: str) -> Network:
     residual = add_requant(c, x, context, "residual1")
     normed2 = i_layer_norm(c, residual, "ln2", rng)
     hidden = (rq_gemm if fused else gemm_requant)(c, normed2, HIDDEN, "fc1", rng)
-    activated = c.requant_shift(i_gelu(c, hidden, "gelu"), "gelu_rq")
+    activated = requantized_i_gelu(c, hidden, "gelu_rq") if fused else \
+        c.requant_shift(i_gelu(c, hidden, "gelu"), "gelu_rq")
     down = (rq_gemm if fused else gemm_requant)(c, activated, DIMS, "fc2", rng)
     out = add_requant(c, residual, down, "residual2")
     sequence = c.apply("Reshape", [out, c.shape("sequence_shape", [1, TOKENS, DIMS])], "sequence",
@@ -121,9 +124,9 @@ def vit_block(softmax: str) -> Network:
 # -- 2. an RMSNorm decoder block -----------------------------------------------------------------------------------
 
 def decoder_block() -> Network:
-    """iRMSNorm → Q, K, V → Q·Kᵀ → ITAMax → ·V ÷ attention mass → RequantizedAdd → iRMSNorm → iHardswish MLP → RequantizedAdd.
+    """iRMSNorm → Q, K, V → Q·Kᵀ → ITAMax → ·V ÷ attention mass → RequantizedAdd → iRMSNorm → iHardswish MLP → add.
 
-    Attention without a causal mask.  The context is normalised the way an integer decoder divides by the
+    Attention without a causal mask; both residuals are RequantizedAdds.  The context is normalised the way an integer decoder divides by the
     softmax's row sum: RQIntegerDiv(attention·V, ReduceSum(attention)) both divides and requantises.
     """
     rng = np.random.default_rng(23)
@@ -184,7 +187,8 @@ NETWORKS: dict[str, Callable[[], Network]] = {
 
 NETWORK_OPS: dict[str, tuple[str, ...]] = {
     "ViT block, ITAMax": ("iLayerNorm", "ITAMax", "iGELU", "IntegerMean"),
-    "ViT block, ITAPartialMax": ("iLayerNorm", "RQMatMul", "ITAPartialMax", "RQGemm", "iGELU", "IntegerMean"),
+    "ViT block, ITAPartialMax": ("iLayerNorm", "RQMatMul", "ITAPartialMax", "RQGemm", "RequantizediGELU",
+                                 "IntegerMean"),
     "RMSNorm decoder block": ("iRMSNorm", "ITAMax", "RQIntegerDiv", "RequantizedAdd", "iHardswish"),
     "iHardswish CNN": ("RequantizediHardswish", "iNoNorm", "IntegerMean"),
 }
@@ -194,9 +198,11 @@ NETWORK_OPS: dict[str, tuple[str, ...]] = {
 REFERENCE_OF: dict[str, tuple[str, str]] = {
     "iLayerNorm": ("rowwise", "i_layer_norm"), "iRMSNorm": ("rowwise", "i_rms_norm"), "ITAMax": ("rowwise", "ita_max"),
     "ITAPartialMax": ("rowwise", "ita_partial_max"), "iGELU": ("elementwise", "igelu"),
+    "RequantizediGELU": ("elementwise", "requantized_igelu"),
     "iHardswish": ("elementwise", "ihardswish"), "RequantizediHardswish": ("elementwise", "requantized_ihardswish"),
     "iNoNorm": ("elementwise", "inonorm"), "RequantizedAdd": ("elementwise", "requantized_add"),
-    "RQIntegerDiv": ("elementwise", "rq_integer_div"), "RQGemm": ("linear", "rq_gemm"), "RQMatMul": ("linear", "rq_matmul"),
+    "RQIntegerDiv": ("elementwise", "rq_integer_div"), "RQGemm": ("linear", "rq_gemm"),
+    "RQMatMul": ("linear", "rq_matmul"),
 }
 """Where each dialect op's numpy reference lives: ``tests/dialect_reference/<module>.py``, function name."""
 

@@ -53,8 +53,8 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None, trans_a: boo
     return product if c is None else product + beta * np.asarray(c, np.int64)
 
 
-def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[int, int, int, int] = (0, 0, 0, 0), strides: tuple[int, int] = (1, 1),
-           group: int = 1) -> np.ndarray:
+def conv2d(x: np.ndarray, w: np.ndarray, pads: tuple[int, int, int, int] = (0, 0, 0, 0),
+           strides: tuple[int, int] = (1, 1), group: int = 1) -> np.ndarray:
     """Integer 2-D convolution, NCHW/OIHW, zero padding (top, left, bottom, right), any ``group``; int64 sums."""
     x64 = np.pad(np.asarray(x, np.int64), ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
     w64 = np.asarray(w, np.int64)

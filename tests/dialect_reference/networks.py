@@ -63,7 +63,8 @@ class Composer:
     values: dict[str, np.ndarray] = field(default_factory=dict)
     input_dtypes: dict[str, np.dtype[Any]] = field(default_factory=dict)
     ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """The 8-bit tensors (requantised, normalised, softmax outputs) and their ranges, whose histograms the tests check."""
+    """The 8-bit tensors (requantised, normalised, softmax outputs) and their ranges, whose histograms the tests
+    check."""
 
     def input(self, name: str, values: np.ndarray) -> str:
         """A graph input declared FLOAT (as QuantLib does) whose integer type the test passes as an input type."""
@@ -342,3 +343,17 @@ def rq_projection(c: Composer, x: str, width: int, output: str, rng: np.random.G
     """x @ W as one RQMatMul node (the fused form a Deeploy PULP export carries)."""
     w = c.constant(f"{output}_w", weights(rng, (c.values[x].shape[-1], width)))
     return rq_matmul(c, x, w, output)
+
+
+def requantized_i_gelu(c: Composer, x: str, output: str, b: int = -40, one: int = 1743) -> str:
+    """RequantizediGELU(x, mul, add, shift), Deeploy's fused form as a model carries it, calibrated on the iGELU."""
+    from tests.dialect_reference.elementwise import igelu, requantized_igelu
+
+    chosen = calibrate(igelu(c.values[x], b, one))
+    shift = chosen.div.bit_length() - 1
+    parameters = [c.constant(f"{output}_{name}", np.array([value]))
+                  for name, value in (("mul", chosen.mul), ("add", chosen.add), ("shift", shift))]
+    value = requantized_igelu(c.values[x], chosen.mul, chosen.add, shift, b, one)
+    c.node("RequantizediGELU", [x, *parameters], output, value, b=b, one=one)
+    c.ranges[output] = (-128, 127)
+    return output
