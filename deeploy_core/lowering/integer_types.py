@@ -159,12 +159,8 @@ class IntegerTypeInference(Pass[gs.Graph]):
                 continue
             wanted = self.input_types[tensor.name]
             declared = np.dtype(tensor.dtype) if tensor.dtype is not None else None
-            if declared is not None and declared.kind in "iub":
-                if declared != np.dtype(wanted.numpy):
-                    raise DeeployError(f"--input-type {tensor.name}={wanted}: the model declares input {tensor.name!r} as "
-                                       f"{declared.name}; only float-declared inputs (integers stored in float tensors) "
-                                       "can be given another type")
-                continue
+            if declared == np.dtype(wanted.numpy):
+                continue  # the model's own type: nothing to retype (a QDQ model's int8 input stays an ONNX graph)
             retyped_to_integer = retyped_to_integer or not wanted.is_float
             tensor.dtype = wanted.numpy
             changed += 1

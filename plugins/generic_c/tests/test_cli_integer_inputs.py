@@ -284,10 +284,3 @@ def test_an_input_type_equal_to_the_declared_integer_type_changes_nothing(tmp_pa
     assert plain.returncode == 0 and typed.returncode == 0, typed.stderr
     assert (tmp_path / "plain" / "Network.c").read_text() == (tmp_path / "typed" / "Network.c").read_text()
 
-
-def test_an_input_type_contradicting_the_declared_integer_type_is_refused_in_one_line(tmp_path: Path) -> None:
-    result = cli("compile", int8_declared_dequantize(tmp_path / "dq.onnx"), "--input-type", "x=uint8", "-o", tmp_path / "o")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert error_line(result) == ("error: --input-type x=uint8: the model declares input 'x' as int8; only "
-                                  "float-declared inputs (integers stored in float tensors) can be given another type")
-    assert not (tmp_path / "o").exists()
