@@ -1,7 +1,11 @@
 """The view operators every platform gets for free: no kernel, no copy.
 
 Reshape, Flatten, Squeeze, Unsqueeze and Identity only reinterpret a dense
-buffer, so their output is a reference to their input's memory.
+buffer, so their output is a reference to their input's memory.  So does a
+Cast to the type its input already has, which PyTorch's TorchScript exporter
+writes for ``.float()`` on a float tensor (timm's EfficientViT attention);
+a Cast that changes the type is no view and is refused like any unmapped
+node, naming both types.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from deeploy_core.mapping.parser import NodeParser, OperatorRepresentation
 from deeploy_core.mapping.template import NodeTemplate
 from deeploy_core.mapping.typecheck import NodeTypeChecker
 
-ALIAS_OPS = ("Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze")
+ALIAS_OPS = ("Cast", "Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze")
 
 
 class AliasParser(NodeParser):

@@ -130,6 +130,7 @@ ZOO: tuple[ZooModel, ...] = (
                                  num_heads=2)),
     # 64×64: at 32×32 its last stage is 1×1 and timm upsamples it to the 2×2 patch size with a bilinear Resize
     ZooModel("mobilevit_xxs", _timm("mobilevit_xxs"), (1, 3, 64, 64)),
+    ZooModel("efficientvit_b0", _timm("efficientvit_b0")),
     ZooModel("lstm", _recurrent("lstm"), SEQUENCE),
     ZooModel("gru", _recurrent("gru"), SEQUENCE),
 )

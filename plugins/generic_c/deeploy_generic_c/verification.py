@@ -111,6 +111,10 @@ VERIFICATION: dict[str, tuple[OpVerification, ...]] = {
                                   "project (deeploy-op-semantics.md leaves it open)"),),
     "DebugPrint": (OpVerification("documented no-op", "copies its input to its output and prints nothing (tests: "
                                                       "output equals input, untiled, tiled and on the cluster)"),),
+    "Cast": (_peer("Transformer_DeepQuant, whose Casts convert constants and are folded before mapping"),
+             OpVerification("onnxruntime", "only a Cast to its input's own type, as a view (no code): "
+                                           "test_cast_view.py and timm's EfficientViT exported by TorchScript "
+                                           "(tests/models) match ONNX Runtime; a type-changing Cast is refused"),),
     # ONNX's quantised operators, as QDQ exact mode fuses them or as exporters write them
     "QuantizeLinear": (_onnxruntime(_QDQ),),
     "DequantizeLinear": (_onnxruntime(_QDQ), _node_tests()),
