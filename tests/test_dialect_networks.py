@@ -123,31 +123,47 @@ def vit_block(softmax: str) -> Network:
 
 # -- 2. an RMSNorm decoder block -----------------------------------------------------------------------------------
 
-def decoder_block() -> Network:
-    """iRMSNorm → Q, K, V → Q·Kᵀ → ITAMax → ·V ÷ attention mass → RequantizedAdd → iRMSNorm → iHardswish MLP → add.
+HEADS = 2
+HEAD_DIMS = DIMS // HEADS
 
-    Attention without a causal mask; both residuals are RequantizedAdds.  The context is normalised the way an integer decoder divides by the
-    softmax's row sum: RQIntegerDiv(attention·V, ReduceSum(attention)) both divides and requantises.
+
+def split_heads(c: Composer, x: str, name: str, perm: list[int]) -> str:
+    """[tokens, dims] → [tokens, heads, head dims] → transposed by ``perm`` ([1, 0, 2]: per head; [1, 2, 0]: keys)."""
+    split = c.apply("Reshape", [x, c.shape(f"{name}_split_shape", [TOKENS, HEADS, HEAD_DIMS])], f"{name}_split",
+                    lambda a, _: a.reshape(TOKENS, HEADS, HEAD_DIMS))
+    return c.apply("Transpose", [split], f"{name}_heads", lambda a: a.transpose(perm), perm=perm)
+
+
+def decoder_block() -> Network:
+    """iRMSNorm → Q, K, V → 2 heads of Q·Kᵀ → ITAMax → ·V ÷ attention mass → add → iRMSNorm → iHardswish MLP → add.
+
+    Two heads of 16 dims without a causal mask, split and merged with Reshape/Transpose; both residuals are
+    RequantizedAdds.  Each head's context is normalised the way an integer decoder divides by the softmax's row
+    sum: RQIntegerDiv(attention·V, ReduceSum(attention)) both divides and requantises.
     """
     rng = np.random.default_rng(23)
     c = Composer("decoder_block")
     x = c.input("x", _tokens(rng))
     normed = i_rms_norm(c, x, "norm1", rng)
     q, k, v = (projection(c, normed, DIMS, name, rng) for name in ("q", "k", "v"))
-    kt = c.apply("Transpose", [k], "kt", lambda a: a.T, perm=[1, 0])
-    scores = matmul_requant(c, q, kt, "scores")
+    queries, keys, values = (split_heads(c, q, "q", [1, 0, 2]), split_heads(c, k, "k", [1, 2, 0]),
+                             split_heads(c, v, "v", [1, 0, 2]))
+    scores = matmul_requant(c, queries, keys, "scores")
     probabilities = ita_max(c, scores, "attention")
-    weighted = c.apply("MatMul", [probabilities, v], "weighted", matmul)
-    mass = c.apply("ReduceSum", [probabilities, c.shape("mass_axes", [1])], "mass",
-                   lambda a, _: reduce_sum(a, (1,), keepdims=True), keepdims=1)
-    context = rq_integer_div(c, weighted, mass, "context")
+    weighted = c.apply("MatMul", [probabilities, values], "weighted", matmul)
+    mass = c.apply("ReduceSum", [probabilities, c.shape("mass_axes", [2])], "mass",
+                   lambda a, _: reduce_sum(a, (2,), keepdims=True), keepdims=1)
+    heads = rq_integer_div(c, weighted, mass, "head_context")
+    merged = c.apply("Transpose", [heads], "merged", lambda a: a.transpose(1, 0, 2), perm=[1, 0, 2])
+    context = c.apply("Reshape", [merged, c.shape("context_shape", [TOKENS, DIMS])], "context",
+                      lambda a, _: a.reshape(TOKENS, DIMS))
     residual = requantized_add(c, x, context, "residual1")
     normed2 = i_rms_norm(c, residual, "norm2", rng)
     hidden = gemm_requant(c, normed2, HIDDEN, "fc1", rng)
     activated = c.requant_shift(i_hardswish(c, hidden, "hardswish"), "hardswish_rq")
     down = gemm_requant(c, activated, DIMS, "fc2", rng)
     requantized_add(c, residual, down, "residual2")
-    return Network(c, ["residual2", "attention", "context"], ("q_acc", "fc1_acc", "fc2_acc"))
+    return Network(c, ["residual2", "attention", "head_context"], ("q_acc", "fc1_acc", "fc2_acc"))
 
 
 # -- 3. an iHardswish CNN ------------------------------------------------------------------------------------------
