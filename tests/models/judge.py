@@ -38,11 +38,12 @@ class Outcome:
         return max(errors) if errors else None
 
     def describe(self) -> str:
+        """Per output: scale, errors and cosine (and, for quantised outputs, how many values miss the bound)."""
         return "; ".join(
             f"{c.name}: max |ref| {c.scale:.3g}, max abs error {c.max_abs_error:.3g}, "
             f"rel {'-' if c.max_relative_error is None else f'{c.max_relative_error:.3g}'}, "
-            f"LSB {'-' if c.max_lsb_error is None else f'{c.max_lsb_error:g}'}, cosine {c.cosine:.6f}, "
-            f"{c.mismatches}/{c.size} outside the bound" for c in self.comparisons)
+            f"LSB {'-' if c.max_lsb_error is None else f'{c.max_lsb_error:g}'}, cosine {c.cosine:.6f}"
+            + ("" if c.step is None else f", {c.mismatches}/{c.size} outside the bound") for c in self.comparisons)
 
 
 def validate_case(case: Case, host: PluginHost, runtime_cache: Path | None = None) -> Outcome:
