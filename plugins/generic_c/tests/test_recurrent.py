@@ -5,7 +5,8 @@ chosen so that every ONNX feature of the kernels changes the result: each
 direction, bias present or absent, ``sequence_lens`` shorter than the
 sequence (the padded steps of ``Y`` must be zeros, the states stop early),
 initial states (also as a runtime input), peepholes, ``input_forget``,
-``clip``, ``linear_before_reset``, parameter-free non-default activations,
+``clip``, ``linear_before_reset``, non-default activations (with their
+``activation_alpha``/``activation_beta``, and the defaults when those run out),
 absent ``Y``, several hidden sizes and batch > 1.  ONNX Runtime has no
 batch-major (``layout = 1``) kernel, so those cases are judged against the
 same weights run in layout 0 by ONNX Runtime, transposed.
@@ -13,7 +14,7 @@ same weights run in layout 0 by ONNX Runtime, transposed.
 The recurrences run untiled on the cluster (no tile constraint: a layer with
 several outputs is one tile), so the cluster cases check that path too.
 
-QDQ: ``quantize_static`` (QDQ, per-tensor) leaves LSTM and GRU in float by
+QDQ: ``quantize_static`` (QDQ, per-tensor) leaves LSTM, GRU and RNN in float by
 default (they are not in its QDQ registry: weights stay float, only the ops
 around them are quantised); asked to quantise them through
 ``op_types_to_quantize`` it puts W, R and B behind DequantizeLinear and the
@@ -152,7 +153,12 @@ CASES: dict[str, Case] = {
     "lstm clip input_forget": Case("LSTM", hidden=5, peepholes=True, attrs={"clip": 0.7, "input_forget": 1}),
     "lstm bidirectional activations": Case("LSTM", direction="bidirectional", hidden=4, attrs={
         "activations": ["Sigmoid", "Relu", "Softsign", "Sigmoid", "Softplus", "Tanh"]}),
+    "lstm bidirectional activations with alpha and beta": Case("LSTM", direction="bidirectional", hidden=4, attrs={
+        "activations": ["HardSigmoid", "LeakyRelu", "ScaledTanh", "Sigmoid", "Elu", "Affine"],
+        "activation_alpha": [0.25, 0.2, 0.9, 0.8, 0.5], "activation_beta": [0.45, 1.1, 0.1]}),
     "gru forward h8 bias": Case("GRU", outputs=("Y", "Y_h")),
+    "gru activations with default alpha and beta": Case("GRU", hidden=5, outputs=("Y", "Y_h"), attrs={
+        "activations": ["HardSigmoid", "ThresholdedRelu"]}),
     "gru forward lbr lens initial": Case("GRU", sequence_lens=(6, 4, 2), initial=True, outputs=("Y", "Y_h"),
                                          attrs={"linear_before_reset": 1}),
     "gru reverse lbr no-bias h4": Case("GRU", direction="reverse", hidden=4, bias=False, outputs=("Y", "Y_h"),
@@ -167,6 +173,9 @@ CASES: dict[str, Case] = {
     "rnn forward h8 bias": Case("RNN", outputs=("Y", "Y_h")),
     "rnn bidirectional h6 lens initial clip": Case("RNN", direction="bidirectional", hidden=6, sequence_lens=(4, 6, 1),
                                                    initial=True, outputs=("Y", "Y_h"), attrs={"clip": 0.9}),
+    "rnn bidirectional activations running out of alpha": Case("RNN", direction="bidirectional", hidden=4,
+                                                               outputs=("Y", "Y_h"), attrs={
+        "activations": ["LeakyRelu", "Elu"], "activation_alpha": [0.3]}),
     "rnn reverse relu no-bias only Y_h": Case("RNN", direction="reverse", hidden=5, bias=False, outputs=("Y_h",),
                                               attrs={"activations": ["Relu"]}),
 }
@@ -241,12 +250,12 @@ def _saved(model: onnx.ModelProto, path: Path) -> Path:
     return path
 
 
-def test_unsupported_activation_is_one_line_naming_node_op_and_attribute(tmp_path: Path) -> None:
+def test_unknown_activation_is_one_line_naming_node_op_and_attribute(tmp_path: Path) -> None:
     import os
     import subprocess
     import sys
 
-    case = Case("LSTM", hidden=4, outputs=("Y",), attrs={"activations": ["HardSigmoid", "Tanh", "Tanh"]})
+    case = Case("LSTM", hidden=4, outputs=("Y",), attrs={"activations": ["Gelu", "Tanh", "Tanh"]})
     path = _saved(recurrent_model(case), tmp_path / "hard_sigmoid.onnx")
     env = {**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"}
     result = subprocess.run([sys.executable, "-m", "deeploy_core", "compile", str(path), "-o", str(tmp_path / "out")],
@@ -254,7 +263,7 @@ def test_unsupported_activation_is_one_line_naming_node_op_and_attribute(tmp_pat
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert "'lstm'" in lines[0] and "(LSTM)" in lines[0] and "activations" in lines[0] and "HardSigmoid" in lines[0]
+    assert "'lstm'" in lines[0] and "(LSTM)" in lines[0] and "activations" in lines[0] and "Gelu" in lines[0]
     assert "Traceback" not in result.stderr
 
 

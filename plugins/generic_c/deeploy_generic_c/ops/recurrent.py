@@ -10,10 +10,10 @@ the arena independent of batch and sequence length.
 Everything ONNX defines is taken: forward/reverse/bidirectional, optional
 ``B``, ``sequence_lens`` (constant or runtime), ``initial_h``/``initial_c``,
 peepholes ``P``, ``input_forget``, ``linear_before_reset``, ``clip``, both
-layouts, every output optional.  Activations may be any of the functions
-without parameters (Sigmoid, Tanh, Relu, Softsign, Softplus); the ones that
-take ``activation_alpha``/``activation_beta`` are refused by name.  The
-weights may be runtime tensors (ONNX's node tests feed them as inputs).
+layouts, every output optional, and any of the eleven ONNX activation
+functions (``activation_alpha``/``activation_beta`` read as ONNX Runtime reads
+them).  The weights may be runtime tensors (ONNX's node tests feed them as
+inputs).
 """
 
 from __future__ import annotations
@@ -36,12 +36,28 @@ from deeploy_core.plugin_api import (
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import c_float, int_array, single_binding
+from deeploy_generic_c.ops._common import c_float, single_binding
 
 HEADERS = ("dcg_recurrent.h",)
 
-ACTIVATION_CODES = {"sigmoid": 0, "tanh": 1, "relu": 2, "softsign": 3, "softplus": 4}
-"""The kernel's activation codes (``DCG_RNN_*``), keyed by the ONNX name in lower case."""
+@dataclass(frozen=True)
+class ActivationKind:
+    """An ONNX recurrent activation as the kernel knows it: its code and which of alpha/beta it reads."""
+
+    code: int
+    alpha: float | None = None
+    beta: float | None = None
+
+
+ACTIVATIONS = {
+    "sigmoid": ActivationKind(0), "tanh": ActivationKind(1), "relu": ActivationKind(2), "softsign": ActivationKind(3),
+    "softplus": ActivationKind(4), "affine": ActivationKind(5, 0.0, 0.0), "leakyrelu": ActivationKind(6, 0.01),
+    "thresholdedrelu": ActivationKind(7, 0.0), "scaledtanh": ActivationKind(8, 0.0, 0.0),
+    "hardsigmoid": ActivationKind(9, 0.2, 0.5), "elu": ActivationKind(10, 1.0),
+}
+"""The kernel's activations (``DCG_RNN_*``) keyed by the ONNX name in lower case, with the alpha/beta each one
+reads and its value when ``activation_alpha``/``activation_beta`` run out.  ONNX leaves those defaults open;
+these are ONNX Runtime's (LeakyRelu 0.01, HardSigmoid 0.2/0.5, Elu 1.0, otherwise 0), so that validation agrees."""
 
 DIRECTIONS = {"forward": (1, 0), "reverse": (1, 1), "bidirectional": (2, 0)}
 """ONNX ``direction`` -> (number of directions, single direction runs backwards)."""
@@ -49,7 +65,7 @@ DIRECTIONS = {"forward": (1, 0), "reverse": (1, 1), "bidirectional": (2, 0)}
 
 @dataclass(frozen=True)
 class Recurrence:
-    """What the LSTM and GRU parsers share: the node's geometry, its optional tensors and the C arguments."""
+    """What the recurrence parsers share: the node's geometry, its optional tensors and the C arguments."""
 
     seq_length: int
     batch: int
@@ -114,20 +130,30 @@ def _expect(buffer: Buffer, shape: tuple[int, ...], what: str) -> None:
         raise NodeMismatch("shape", f"{what} has shape {list(buffer.shape)}, expected {list(shape)}")
 
 
-def activation_codes(node: gs.Node, per_direction: tuple[str, ...], directions: int) -> list[int]:
-    """The kernel codes of the node's ``activations`` (ONNX's defaults when absent); others are refused by name."""
+def activation_list(node: gs.Node, per_direction: tuple[str, ...], directions: int) -> str:
+    """The node's ``activations`` (ONNX's defaults when absent) as a C array of ``dcg_rnn_activation``.
+
+    ``activation_alpha`` and ``activation_beta`` are consumed in the order of
+    the functions, each list only by the functions that take that parameter
+    (as ONNX Runtime reads them); a function past the end of a list gets its
+    default.
+    """
     names = attribute(node, "activations", None) or list(per_direction) * directions
     if len(names) != len(per_direction) * directions:
-        raise NodeMismatch("attribute", f"activations lists {len(names)} functions, "
-                                        f"expected {len(per_direction) * directions} ({', '.join(per_direction)} per direction)")
-    codes = []
+        expected = len(per_direction) * directions
+        raise NodeMismatch("attribute", f"activations lists {len(names)} functions, expected {expected} "
+                                        f"({', '.join(per_direction)} per direction)")
+    alphas = [float(v) for v in attribute(node, "activation_alpha", None) or []]
+    betas = [float(v) for v in attribute(node, "activation_beta", None) or []]
+    entries = []
     for name in names:
-        code = ACTIVATION_CODES.get(str(name).lower())
-        if code is None:
-            raise NodeMismatch("attribute", f"activations: {name} is not supported (supported: Sigmoid, Tanh, Relu, "
-                                            "Softsign, Softplus; use the default activations)")
-        codes.append(code)
-    return codes
+        kind = ACTIVATIONS.get(str(name).lower())
+        if kind is None:
+            raise NodeMismatch("attribute", f"activations: {name} is not an ONNX recurrent activation")
+        alpha = (alphas.pop(0) if alphas else kind.alpha) if kind.alpha is not None else 0.0
+        beta = (betas.pop(0) if betas else kind.beta) if kind.beta is not None else 0.0
+        entries.append(f"{{{kind.code}, {c_float(alpha)}, {c_float(beta)}}}")
+    return "(const dcg_rnn_activation[]){" + ", ".join(entries) + "}"
 
 
 def optional_name(node: gs.Node, ctxt: NetworkContext, index: int) -> str:
@@ -137,7 +163,8 @@ def optional_name(node: gs.Node, ctxt: NetworkContext, index: int) -> str:
 
 def input_arguments(node: gs.Node, ctxt: NetworkContext, count: int) -> tuple[str, list[str]]:
     """The kernel's name suffix and its input arguments (C names, ``NULL`` for absent optional inputs)."""
-    return "f32", [ctxt[node.inputs[i].name].c_name for i in range(3)] + [optional_name(node, ctxt, i) for i in range(3, count)]
+    names = [ctxt[node.inputs[i].name].c_name for i in range(3)]
+    return "f32", names + [optional_name(node, ctxt, i) for i in range(3, count)]
 
 
 def optional_output(node: gs.Node, ctxt: NetworkContext, index: int, shape: tuple[int, ...], what: str) -> str:
@@ -150,7 +177,7 @@ def optional_output(node: gs.Node, ctxt: NetworkContext, index: int, shape: tupl
 
 
 class LSTMParser(NodeParser):
-    """Forward/reverse/bidirectional, optional B, sequence_lens, initial_h/c, peepholes, clip, input_forget, layout 0/1; parameter-free activations."""
+    """Every direction, optional B, sequence_lens, initial_h/c, peepholes, clip, input_forget, layouts, activations."""
 
     inputs = (3, 8)
     outputs = (1, 3)
@@ -159,7 +186,7 @@ class LSTMParser(NodeParser):
         rec = read_recurrence(node, ctxt, 4)
         if is_present(node, 7):
             _expect(ctxt[node.inputs[7].name], (rec.directions, 3 * rec.hidden), "P")
-        codes = activation_codes(node, ("Sigmoid", "Tanh", "Tanh"), rec.directions)
+        activations = activation_list(node, ("Sigmoid", "Tanh", "Tanh"), rec.directions)
         input_forget = int(attribute(node, "input_forget", 0))
         outputs = [
             optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
@@ -167,48 +194,48 @@ class LSTMParser(NodeParser):
             optional_output(node, ctxt, 2, rec.state_shape(), "Y_c"),
         ]
         suffix, inputs = input_arguments(node, ctxt, 8)
-        args = ", ".join([rec.geometry(), *inputs, str(input_forget), int_array(codes), *outputs])
+        args = ", ".join([rec.geometry(), *inputs, str(input_forget), activations, *outputs])
         macs = rec.directions * rec.batch * rec.seq_length * 4 * rec.hidden * (rec.input_size + rec.hidden)
         return {"kernel": f"dcg_lstm_{suffix}", "args": args, "scratch_bytes": 6 * rec.hidden * 4, "scratch": "NULL",
                 "macs": macs, "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
 
 
 class GRUParser(NodeParser):
-    """Forward/reverse/bidirectional, optional B, sequence_lens, initial_h, linear_before_reset 0/1, clip, layout 0/1; parameter-free activations."""
+    """Every direction, optional B, sequence_lens, initial_h, linear_before_reset 0/1, clip, layout 0/1, activations."""
 
     inputs = (3, 6)
     outputs = (1, 2)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         rec = read_recurrence(node, ctxt, 3)
-        codes = activation_codes(node, ("Sigmoid", "Tanh"), rec.directions)
+        activations = activation_list(node, ("Sigmoid", "Tanh"), rec.directions)
         linear_before_reset = int(attribute(node, "linear_before_reset", 0))
         outputs = [
             optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
             optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
         ]
         suffix, inputs = input_arguments(node, ctxt, 6)
-        args = ", ".join([rec.geometry(), *inputs, str(linear_before_reset), int_array(codes), *outputs])
+        args = ", ".join([rec.geometry(), *inputs, str(linear_before_reset), activations, *outputs])
         macs = rec.directions * rec.batch * rec.seq_length * 3 * rec.hidden * (rec.input_size + rec.hidden)
         return {"kernel": f"dcg_gru_{suffix}", "args": args, "scratch_bytes": 5 * rec.hidden * 4, "scratch": "NULL",
                 "macs": macs, "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}
 
 
 class RNNParser(NodeParser):
-    """Forward/reverse/bidirectional, optional B, sequence_lens, initial_h, clip, layout 0/1; parameter-free activations."""
+    """Every direction, optional B, sequence_lens, initial_h, clip, layout 0/1, activations."""
 
     inputs = (3, 6)
     outputs = (1, 2)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         rec = read_recurrence(node, ctxt, 1)
-        codes = activation_codes(node, ("Tanh",), rec.directions)
+        activations = activation_list(node, ("Tanh",), rec.directions)
         outputs = [
             optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
             optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
         ]
         suffix, inputs = input_arguments(node, ctxt, 6)
-        args = ", ".join([rec.geometry(), *inputs, int_array(codes), *outputs])
+        args = ", ".join([rec.geometry(), *inputs, activations, *outputs])
         macs = rec.directions * rec.batch * rec.seq_length * rec.hidden * (rec.input_size + rec.hidden)
         return {"kernel": f"dcg_rnn_{suffix}", "args": args, "scratch_bytes": 2 * rec.hidden * 4, "scratch": "NULL",
                 "macs": macs, "size": rec.directions * rec.batch * rec.seq_length * rec.hidden}

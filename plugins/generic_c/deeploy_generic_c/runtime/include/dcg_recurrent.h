@@ -39,30 +39,45 @@ typedef struct {
     float clip;
 } dcg_rnn_geometry;
 
-/* Activation codes of the `activations` arrays (LSTM: f, g, h per direction; GRU: f, g; RNN: f). */
+/* One activation function of a gate: its code and its alpha/beta (ignored by the functions without parameters).
+ * The `activations` arrays list LSTM: f, g, h per direction; GRU: f, g; RNN: f.
+ * Affine alpha*x + beta; LeakyRelu x >= 0 ? x : alpha*x; ThresholdedRelu x > alpha ? x : 0;
+ * ScaledTanh alpha*tanh(beta*x); HardSigmoid min(max(alpha*x + beta, 0), 1); Elu x >= 0 ? x : alpha*(exp(x) - 1). */
 enum {
     DCG_RNN_SIGMOID = 0,
     DCG_RNN_TANH = 1,
     DCG_RNN_RELU = 2,
     DCG_RNN_SOFTSIGN = 3,
-    DCG_RNN_SOFTPLUS = 4
+    DCG_RNN_SOFTPLUS = 4,
+    DCG_RNN_AFFINE = 5,
+    DCG_RNN_LEAKY_RELU = 6,
+    DCG_RNN_THRESHOLDED_RELU = 7,
+    DCG_RNN_SCALED_TANH = 8,
+    DCG_RNN_HARD_SIGMOID = 9,
+    DCG_RNN_ELU = 10
 };
+
+typedef struct {
+    int32_t code;
+    float alpha;
+    float beta;
+} dcg_rnn_activation;
 
 /* input_forget = 1 couples the forget gate to the input gate (f = 1 - i). */
 void dcg_lstm_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
                   const int32_t *sequence_lens, const float *initial_h, const float *initial_c, const float *P,
-                  int32_t input_forget, const int32_t *activations, float *Y, float *Y_h, float *Y_c,
+                  int32_t input_forget, const dcg_rnn_activation *activations, float *Y, float *Y_h, float *Y_c,
                   float *scratch);
 
 /* linear_before_reset = 1 applies the reset gate after the recurrent product of the h gate:
  * h~ = g(W_h x + Wb_h + r * (R_h h + Rb_h)); otherwise h~ = g(W_h x + R_h (r * h) + Wb_h + Rb_h). */
 void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
                  const int32_t *sequence_lens, const float *initial_h, int32_t linear_before_reset,
-                 const int32_t *activations, float *Y, float *Y_h, float *scratch);
+                 const dcg_rnn_activation *activations, float *Y, float *Y_h, float *scratch);
 
 /* Simple RNN: H_t = f(W x_t + R H_t-1 + Wb + Rb). */
 void dcg_rnn_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
-                 const int32_t *sequence_lens, const float *initial_h, const int32_t *activations, float *Y,
+                 const int32_t *sequence_lens, const float *initial_h, const dcg_rnn_activation *activations, float *Y,
                  float *Y_h, float *scratch);
 
 #ifdef __cplusplus

@@ -11,12 +11,21 @@
 
 #include "dcg_recurrent.h"
 
-static float activate(int32_t code, float x) {
-    switch (code) {
+static float activate(const dcg_rnn_activation *f, float x) {
+    switch (f->code) {
     case DCG_RNN_TANH: return tanhf(x);
     case DCG_RNN_RELU: return x > 0.0f ? x : 0.0f;
     case DCG_RNN_SOFTSIGN: return x / (1.0f + fabsf(x));
     case DCG_RNN_SOFTPLUS: return logf(1.0f + expf(x));
+    case DCG_RNN_AFFINE: return f->alpha * x + f->beta;
+    case DCG_RNN_LEAKY_RELU: return x >= 0.0f ? x : f->alpha * x;
+    case DCG_RNN_THRESHOLDED_RELU: return x > f->alpha ? x : 0.0f;
+    case DCG_RNN_SCALED_TANH: return f->alpha * tanhf(f->beta * x);
+    case DCG_RNN_HARD_SIGMOID: {
+        const float y = f->alpha * x + f->beta;
+        return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
+    }
+    case DCG_RNN_ELU: return x >= 0.0f ? x : f->alpha * (expf(x) - 1.0f);
     default: return 1.0f / (1.0f + expf(-x));
     }
 }
@@ -92,7 +101,7 @@ static int32_t runs_backwards(const dcg_rnn_geometry *g, int32_t d) {
 
 void dcg_lstm_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
                   const int32_t *sequence_lens, const float *initial_h, const float *initial_c, const float *P,
-                  int32_t input_forget, const int32_t *activations, float *Y, float *Y_h, float *Y_c,
+                  int32_t input_forget, const dcg_rnn_activation *activations, float *Y, float *Y_h, float *Y_c,
                   float *scratch) {
     const dcg_rnn_geometry *g = geometry;
     const int32_t H = g->hidden, I = g->input_size, G = 4 * H;
@@ -104,7 +113,7 @@ void dcg_lstm_f32(const dcg_rnn_geometry *geometry, const float *X, const float 
         const float *Rd = R + (int64_t)d * G * H;
         const float *Bd = B == NULL ? NULL : B + (int64_t)d * 2 * G;
         const float *Pd = P == NULL ? NULL : P + (int64_t)d * 3 * H;
-        const int32_t f_act = activations[3 * d], g_act = activations[3 * d + 1], h_act = activations[3 * d + 2];
+        const dcg_rnn_activation *f_act = &activations[3 * d], *g_act = f_act + 1, *h_act = f_act + 2;
         for (int32_t b = 0; b < g->batch; ++b) {
             const int32_t length = row_length(g, sequence_lens, b);
             const int64_t state = state_offset(g, d, b);
@@ -141,7 +150,7 @@ void dcg_lstm_f32(const dcg_rnn_geometry *geometry, const float *X, const float 
 
 void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
                  const int32_t *sequence_lens, const float *initial_h, int32_t linear_before_reset,
-                 const int32_t *activations, float *Y, float *Y_h, float *scratch) {
+                 const dcg_rnn_activation *activations, float *Y, float *Y_h, float *scratch) {
     const dcg_rnn_geometry *g = geometry;
     const int32_t H = g->hidden, I = g->input_size, G = 3 * H;
     float *restrict h = scratch;
@@ -153,7 +162,7 @@ void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *
         const float *Rd = R + (int64_t)d * G * H;
         const float *Bd = B == NULL ? NULL : B + (int64_t)d * 2 * G;
         const float *Rh = Rd + (int64_t)2 * H * H;
-        const int32_t f_act = activations[2 * d], g_act = activations[2 * d + 1];
+        const dcg_rnn_activation *f_act = &activations[2 * d], *g_act = f_act + 1;
         for (int32_t b = 0; b < g->batch; ++b) {
             const int32_t length = row_length(g, sequence_lens, b);
             const int64_t state = state_offset(g, d, b);
@@ -192,7 +201,7 @@ void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *
 }
 
 void dcg_rnn_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
-                 const int32_t *sequence_lens, const float *initial_h, const int32_t *activations, float *Y,
+                 const int32_t *sequence_lens, const float *initial_h, const dcg_rnn_activation *activations, float *Y,
                  float *Y_h, float *scratch) {
     const dcg_rnn_geometry *g = geometry;
     const int32_t H = g->hidden, I = g->input_size;
@@ -202,7 +211,7 @@ void dcg_rnn_f32(const dcg_rnn_geometry *geometry, const float *X, const float *
         const float *Wd = W + (int64_t)d * H * I;
         const float *Rd = R + (int64_t)d * H * H;
         const float *Bd = B == NULL ? NULL : B + (int64_t)d * 2 * H;
-        const int32_t f_act = activations[d];
+        const dcg_rnn_activation *f_act = &activations[d];
         for (int32_t b = 0; b < g->batch; ++b) {
             const int32_t length = row_length(g, sequence_lens, b);
             const int64_t state = state_offset(g, d, b);
