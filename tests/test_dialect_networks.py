@@ -13,7 +13,6 @@ layers into several tiles.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,6 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
-from deeploy_generic_c.ops import collect_mappers
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
 from tests.dialect_reference.basic import conv2d, integer_mean, matmul, reduce_sum, requant_shift
 from tests.dialect_reference.networks import (
@@ -208,46 +206,7 @@ NETWORK_OPS: dict[str, tuple[str, ...]] = {
     "RMSNorm decoder block": ("iRMSNorm", "ITAMax", "RQIntegerDiv", "RequantizedAdd", "iHardswish"),
     "iHardswish CNN": ("RequantizediHardswish", "iNoNorm", "IntegerMean"),
 }
-"""The dialect ops of each network, known before building it (the build needs their references)."""
-
-
-REFERENCE_OF: dict[str, tuple[str, str]] = {
-    "iLayerNorm": ("rowwise", "i_layer_norm"), "iRMSNorm": ("rowwise", "i_rms_norm"), "ITAMax": ("rowwise", "ita_max"),
-    "ITAPartialMax": ("rowwise", "ita_partial_max"), "iGELU": ("elementwise", "igelu"),
-    "RequantizediGELU": ("elementwise", "requantized_igelu"),
-    "iHardswish": ("elementwise", "ihardswish"), "RequantizediHardswish": ("elementwise", "requantized_ihardswish"),
-    "iNoNorm": ("elementwise", "inonorm"), "RequantizedAdd": ("elementwise", "requantized_add"),
-    "RQIntegerDiv": ("elementwise", "rq_integer_div"), "RQGemm": ("linear", "rq_gemm"),
-    "RQMatMul": ("linear", "rq_matmul"),
-}
-"""Where each dialect op's numpy reference lives: ``tests/dialect_reference/<module>.py``, function name."""
-
-
-def _reference_missing(op: str) -> bool:
-    if op not in REFERENCE_OF:
-        return False
-    module, function = REFERENCE_OF[op]
-    try:
-        return not hasattr(importlib.import_module(f"tests.dialect_reference.{module}"), function)
-    except ModuleNotFoundError:
-        return True
-
-
-def _build(network: str) -> Network:
-    """The network, or a skip naming the op whose kernel or reference has not landed yet.
-
-    The dialect ops arrive one module at a time; a network runs as soon as all of its ops are mapped and
-    referenced, and never half-built.
-    """
-    mapped = collect_mappers()
-    ops = NETWORK_OPS[network]
-    missing = [op for op in ops if op not in mapped]
-    if missing:
-        pytest.skip(f"{', '.join(missing)} not mapped by generic-c yet")
-    unreferenced = [op for op in ops if _reference_missing(op)]
-    if unreferenced:
-        pytest.skip(f"the numpy reference of {', '.join(unreferenced)} (tests/dialect_reference/) has not landed yet")
-    return NETWORKS[network]()
+"""The dialect ops each network must compile to (checked against the compiled layers' kernels)."""
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +223,7 @@ def test_the_reference_uses_the_int8_range(network: str) -> None:
     # Every 8-bit tensor (requantised, normalised, softmax output) spans at least an eighth of its range and sits on
     # its bounds for at most 5% of its elements: the calibration neither crushes values to a few levels nor clips
     # them wholesale, so the bit-exact comparison means something.
-    composed = _build(network).composer
+    composed = NETWORKS[network]().composer
     assert composed.ranges
     for name, (low, high) in composed.ranges.items():
         values = np.asarray(composed.values[name], np.int64)
@@ -310,7 +269,7 @@ def _options(configuration: str, composed: Composer) -> CompileOptions:
 def test_network_compiles_to_identical_files(network: str, host: PluginHost, tmp_path: Path) -> None:
     # The same network saved in two different folders and compiled twice (tiled, on the cluster, double
     # buffered: the path with the most solver and scheduling decisions) gives byte-identical C and report.json.
-    built = _build(network)
+    built = NETWORKS[network]()
     written = []
     for run in ("first", "second"):
         model = tmp_path / run / f"{built.composer.name}.onnx"
@@ -326,7 +285,7 @@ def test_network_compiles_to_identical_files(network: str, host: PluginHost, tmp
 @pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
 @pytest.mark.parametrize("network", list(NETWORKS))
 def test_network_is_bit_exact(network: str, configuration: str, host: PluginHost, tmp_path: Path) -> None:
-    built = _build(network)
+    built = NETWORKS[network]()
     composed = built.composer
     model = tmp_path / f"{composed.name}.onnx"
     onnx.save(composed.model(built.outputs), model)
