@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -251,7 +252,7 @@ def test_the_glue_references_agree_with_the_op_tests() -> None:
                               integer_mean_reference(ties, list(axes), keepdims).astype(np.int64))
 
 
-def _layer(report: dict[str, object], node: str) -> dict[str, object]:
+def _layer(report: dict[str, Any], node: str) -> dict[str, Any]:
     """The compiled layer that computes ONNX node ``node`` (alone, or fused with the requantisation after it)."""
     layers = report["layers"]
     assert isinstance(layers, list)

@@ -154,8 +154,8 @@ def i_layer_norm(c: Composer, x: str, output: str, rng: np.random.Generator) -> 
     from tests.dialect_reference.rowwise import c_div, i_layer_norm as reference, isqrt
 
     length = c.values[x].shape[-1]
-    weight = rng.integers(64, 192, length).astype(np.int64)
-    bias = rng.integers(-256, 256, length).astype(np.int64)
+    weight = rng.integers(64, 192, (length,)).astype(np.int64)
+    bias = rng.integers(-256, 256, (length,)).astype(np.int64)
     data = np.asarray(c.values[x], np.int64)
     centred = data - c_div(data.sum(axis=-1, keepdims=True), length)
     root = isqrt(c_div((centred * centred).sum(axis=-1, keepdims=True), length) + 1)
@@ -172,7 +172,7 @@ def i_rms_norm(c: Composer, x: str, output: str, rng: np.random.Generator) -> st
     from tests.dialect_reference.rowwise import i_rms_norm as reference
 
     length = c.values[x].shape[-1]
-    weight = rng.integers(64, 192, length).astype(np.int64)
+    weight = rng.integers(64, 192, (length,)).astype(np.int64)
     data = np.asarray(c.values[x], np.int64)
     d = least_saturating_power_of_two(lambda div: reference(data, weight, div))
     w = c.constant(f"{output}_weight", weight)
