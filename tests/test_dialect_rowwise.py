@@ -39,6 +39,7 @@ from tests.dialect_reference.rowwise import (
     i_layer_norm_before_cast,
     i_rms_norm,
     i_rms_norm_before_clamp,
+    i_softmax,
     ita_max,
     ita_partial_max,
     wrap8,
@@ -76,6 +77,20 @@ def _spread_rows(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray
     x[0, 1, :] = -128
     x[0, 2, :] = np.linspace(-128, 127, shape[-1]).round().astype(np.int8)
     return x
+
+
+# iSoftmax (§4.1), already mapped before the rest of the dialect, with the coefficients of Deeploy's kernel test.
+I_SOFTMAX = {"coeffA": 1, "coeffB": 345, "coeffC": 62395, "log2": 255}
+
+
+def i_softmax_network(path: Path) -> Path:
+    attributes = {name: _scalar(name, float(value)) for name, value in I_SOFTMAX.items()}
+    node = helper.make_node("iSoftmax", ["x"], ["y"], name="rowwise", n_levels=_scalar("n", 256.0), **attributes)
+    return _save(path, node, ITA_SHAPE, [])
+
+
+def i_softmax_reference(x: np.ndarray) -> np.ndarray:
+    return i_softmax(x, I_SOFTMAX["coeffA"], I_SOFTMAX["coeffB"], I_SOFTMAX["coeffC"], I_SOFTMAX["log2"]).astype(np.uint8)
 
 
 # ITAMax / ITAPartialMax: 16 rows of 32 int8 in, 32 uint8 out (512 + 512 bytes against a 512-byte L1): tiles of
@@ -190,6 +205,7 @@ CASES: dict[str, Case] = {
     "iLayerNorm": Case("iLayerNorm integer", NORM_SHAPE, i_layer_norm_network, norm_inputs, i_layer_norm_reference,
                        NORM_L1),
     "iRMSNorm": Case("iRMSNorm integer", NORM_SHAPE, i_rms_norm_network, norm_inputs, i_rms_norm_reference, NORM_L1),
+    "iSoftmax": Case("iSoftmax integer", ITA_SHAPE, i_softmax_network, ita_max_inputs, i_softmax_reference),
 }
 
 

@@ -83,8 +83,8 @@ def test_statuses_and_tiling_say_what_the_tests_check(tmp_path: Path) -> None:
     assert [row["verification"][0]["status"] for row in rows.values() if row["op"] == "DebugPrint"] \
         == ["documented no-op"] * sum(row["op"] == "DebugPrint" for row in rows.values())
     tiling = {row["op"]: row["tiling"]["constraint"] for row in rows.values()}
-    assert (tiling["Conv"], tiling["Gemm"], tiling["iSoftmax"], tiling["Split"]) == \
-        ("sliding-window", "matrix-product", "along-axes", "untiled")  # Split: several outputs run as one tile
+    assert (tiling["Conv"], tiling["Gemm"], tiling["iSoftmax"], tiling["Softmax"], tiling["Split"]) == \
+        ("sliding-window", "matrix-product", "last-axis-rows", "along-axes", "untiled")  # Split: several outputs run as one tile
 
 
 def test_the_text_table_shows_platforms_tiling_and_verification(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from deeploy_core.tiling.geometry import (
     Concatenation,
     Elementwise,
     GlobalPool,
+    LastAxisRows,
     MatrixProduct,
     Permutation,
     SlidingWindow,
@@ -72,11 +73,8 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "MatMulInteger": ZeroPointMatrixProduct(),  # zero points per tensor, per row of A, per column of B
     "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
     "Softmax": AlongAxes("softmax"),
-    "iSoftmax": AlongAxes("softmax"),
-    "ITAMax": AlongAxes("softmax"),  # Deeploy dialect: a whole last-axis row per tile
-    "ITAPartialMax": AlongAxes("softmax"),
-    "iLayerNorm": AlongAxes("layernorm"),  # Deeploy dialect: weight and bias along the last axis
-    "iRMSNorm": AlongAxes("layernorm"),
+    # Deeploy dialect: whole last-axis rows per tile (the kernels ignore a copied Softmax ``axis``).
+    **{op: LastAxisRows() for op in ("iSoftmax", "ITAMax", "ITAPartialMax", "iLayerNorm", "iRMSNorm")},
     "LayerNormalization": AlongAxes("layernorm"),
     "ReduceMean": AlongAxes("reduce"),
     "ReduceSum": AlongAxes("reduce"),

@@ -470,6 +470,22 @@ class AlongAxes(TileConstraint):
         return [first] + [tuple(Extent(d) for d in ctxt[t.name].shape) if t.name else None for t in node.inputs[1:]]
 
 
+
+class LastAxisRows(AlongAxes):
+    """Whole rows of the last axis per tile, whatever an ``axis`` attribute says.
+
+    Deeploy's integer softmaxes and norms (iSoftmax, ITAMax, ITAPartialMax,
+    iLayerNorm, iRMSNorm) always reduce the last axis, and QuantLib copies the
+    ``axis`` of the Softmax it replaced onto them; reading that attribute would
+    let the tiler cut the reduced rows.  Extra inputs (weight, bias) stay whole.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("last-axis")
+
+    def _reduced(self, node: gs.Node, ctxt: NetworkContext) -> tuple[set[int], bool]:
+        return {len(ctxt[node.inputs[0].name].shape) - 1}, True
+
 class Permutation(TileConstraint):
     """Transpose: output axis i reads input axis ``perm[i]``."""
 

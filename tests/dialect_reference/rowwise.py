@@ -109,3 +109,18 @@ def i_rms_norm_before_clamp(x: np.ndarray, weight: np.ndarray, d: int) -> np.nda
 def i_rms_norm(x: np.ndarray, weight: np.ndarray, d: int) -> np.ndarray:
     """iRMSNorm (§8): :func:`i_rms_norm_before_clamp` saturated to [-128, 127]."""
     return np.clip(i_rms_norm_before_clamp(x, weight, d), -128, 127).astype(np.int8)
+
+
+def i_softmax(x: np.ndarray, coeff_a: int, coeff_b: int, coeff_c: int, log2: int, n_levels: int = 256) -> np.ndarray:
+    """iSoftmax (§4.1): I-BERT's second-order exp per row, e = (A·(p + B)² + C) >> z, then e·(n − 1) / Σe.
+
+    z = min(floor(−d / log2), 31) with d = x − max(row) ≤ 0 and p = d + z·log2; e in 64 bits kept as uint32,
+    the sum and the final quotient in unsigned 32-bit arithmetic.
+    """
+    data = np.asarray(x, dtype=np.int64)
+    d = data - data.max(axis=-1, keepdims=True)
+    z = np.minimum((-d) // log2, 31)
+    p = d + z * log2
+    e = ((coeff_a * (p + coeff_b) ** 2 + coeff_c) >> z).astype(np.uint64) & 0xFFFFFFFF
+    total = e.sum(axis=-1, keepdims=True) & 0xFFFFFFFF
+    return ((e * (n_levels - 1)) & 0xFFFFFFFF) // total

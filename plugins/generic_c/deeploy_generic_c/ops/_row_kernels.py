@@ -14,29 +14,7 @@ import math
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import INT8, UINT8, AlongAxes, Buffer, NetworkContext, NodeMismatch
-
-
-class LastAxisRows(AlongAxes):
-    """Whole rows of the last axis per tile (any ``axis`` attribute ignored, as the kernels ignore it).
-
-    The core's entries for these ops read a softmax-style ``axis`` attribute,
-    and QuantLib copies the attribute of the Softmax it replaced, so a node may
-    name another axis while Deeploy's kernels (and these) still reduce the
-    last one; cutting the last axis would then split rows and change results.
-    The kernels therefore bring this constraint themselves.  Extra inputs
-    (weight, bias) stay whole, as in :class:`AlongAxes`.
-    """
-
-    def __init__(self) -> None:
-        super().__init__("softmax")
-
-    def _reduced(self, node: gs.Node, ctxt: NetworkContext) -> tuple[set[int], bool]:
-        return {len(ctxt[node.inputs[0].name].shape) - 1}, True
-
-
-ROWS = LastAxisRows()
-"""The one instance the row-wise mappers share."""
+from deeploy_core.plugin_api import INT8, UINT8, Buffer, NetworkContext, NodeMismatch
 
 
 def required_integer(node: gs.Node, name: str) -> int:

@@ -31,7 +31,7 @@ from deeploy_core.plugin_api import (
     NodeParser,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._row_kernels import ROWS, eight_bit_input, exact_isqrt, integer_parameter, power_of_two_shift
+from deeploy_generic_c.ops._row_kernels import eight_bit_input, exact_isqrt, integer_parameter, power_of_two_shift
 from deeploy_generic_c.ops.integer import ANY, INLINE
 
 I_LAYER_NORM_SCHEMA = CustomOpSchema("iLayerNorm")
@@ -103,8 +103,6 @@ class IRmsNormParser(NodeParser):
 SCHEMAS: tuple[CustomOpSchema, ...] = (I_LAYER_NORM_SCHEMA, I_RMS_NORM_SCHEMA)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "iLayerNorm": (NodeMapper(ILayerNormParser(), (NodeBinding(ANY, INLINE),), name="iLayerNorm integer",
-                              tile_constraint=ROWS),),
-    "iRMSNorm": (NodeMapper(IRmsNormParser(), (NodeBinding(ANY, INLINE),), name="iRMSNorm integer",
-                              tile_constraint=ROWS),),
+    "iLayerNorm": (NodeMapper(ILayerNormParser(), (NodeBinding(ANY, INLINE),), name="iLayerNorm integer"),),
+    "iRMSNorm": (NodeMapper(IRmsNormParser(), (NodeBinding(ANY, INLINE),), name="iRMSNorm integer"),),
 }

@@ -30,7 +30,7 @@ from deeploy_core.plugin_api import (
     NodeParser,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._row_kernels import ROWS, eight_bit_input, required_integer
+from deeploy_generic_c.ops._row_kernels import eight_bit_input, required_integer
 from deeploy_generic_c.ops.integer import ANY, INLINE
 
 ITA_MAX_SCHEMA = CustomOpSchema("ITAMax")
@@ -113,8 +113,6 @@ class ItaPartialMaxParser(NodeParser):
 SCHEMAS: tuple[CustomOpSchema, ...] = (ITA_MAX_SCHEMA, ITA_PARTIAL_MAX_SCHEMA)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "ITAMax": (NodeMapper(ItaMaxParser(), (NodeBinding(ANY, INLINE),), name="ITAMax integer",
-                              tile_constraint=ROWS),),
-    "ITAPartialMax": (NodeMapper(ItaPartialMaxParser(), (NodeBinding(ANY, INLINE),), name="ITAPartialMax integer",
-                              tile_constraint=ROWS),),
+    "ITAMax": (NodeMapper(ItaMaxParser(), (NodeBinding(ANY, INLINE),), name="ITAMax integer"),),
+    "ITAPartialMax": (NodeMapper(ItaPartialMaxParser(), (NodeBinding(ANY, INLINE),), name="ITAPartialMax integer"),),
 }
