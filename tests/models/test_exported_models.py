@@ -7,9 +7,9 @@ ONNX Runtime: float outputs within 1e-4 of their scale, int8 QDQ outputs
 bit-exact (exact mode on generic-c) or within one step (fixed-point, and
 exact mode on a platform without ONNX Runtime's fused kernels), the bounds
 docs/cli.rst states.  ``bench/exporter_table.py`` prints the same cases as a
-table.  Cases the compiler refuses today for a reason being worked on
-elsewhere expect that refusal (a clean one-line error, never a traceback or
-wrong numbers); they start passing when the work lands.
+table.  Cases the compiler refuses today (an op no platform implements
+yet) expect that refusal, a clean one-line error rather than a traceback
+or wrong numbers; they pass outright once the op exists.
 """
 
 from __future__ import annotations
