@@ -6,12 +6,17 @@ holding integers, integer inputs named through ``input_types``), compiled with -
 into a 512-byte L1 (single and double buffering) and on the 8-core cluster.  The expected values come from
 ``tests/dialect_reference/elementwise.py``, written from ``deeploy-op-semantics.md``; each case's inputs are
 chosen so the corners the document names occur (checked by the reference tests below, so no corner is vacuous).
+
+The last part checks the platform's own fusion of iGELU / iHardswish / IntegerDiv with the RequantShift after
+them: the pair becomes one layer, its int32 intermediate disappears from the generated code, and the output is
+the unfused pair's (compiled with the intermediate kept as a graph output, which prevents the fusion).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -37,6 +42,7 @@ from tests.dialect_reference.elementwise import (
     ihardswish,
     inonorm,
     integer_div,
+    requant_shift,
     requantized_add,
     requantized_igelu,
     requantized_ihardswish,
@@ -316,6 +322,119 @@ def test_dialect_op_is_bit_exact(configuration: str, case_name: str, host: Plugi
     # The operands exceed the L1: the tiled configurations really cut the layer.
     assert ("tiling" in layer["code_transformations"]) == ("L1" in configuration)
     _assert_shared_among_cores(generated.report, configuration)
+
+
+# -- the platform's fusion of an activation / IntegerDiv with the RequantShift after it ----------------------------
+
+INTERMEDIATE_SYMBOL = re.compile(r"\bdc_[a-z]+_t\b")
+"""How the generated C names the tensor ``t`` (``dc_out_t`` as a graph output, ``dc_<kind>_t`` otherwise)."""
+
+
+def _buffer_names(report: dict[str, Any]) -> set[str]:
+    """Every tensor the report's memory plan places, at any level."""
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            if "name" in value and ("size" in value or "offset" in value):
+                found.add(str(value["name"]))
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(report["memory"])
+    return found
+
+
+UNFUSED_L1 = 2048
+
+
+def fused_pair_case(producer: str, keep_intermediate: bool = False) -> Case:
+    """``producer -> RequantShift`` with per-channel (or scalar) mul/add and a non-zero add (where Deeploy's own
+    add' rewrite would differ); with ``keep_intermediate`` the int32 tensor is also a graph output."""
+    rng = np.random.default_rng(26)
+    if producer == "IntegerDiv":
+        a, b = _division_inputs(rng)
+        inputs, types = {"a": a, "b": b}, {"a": INT32, "b": INT32}
+        node = helper.make_node("IntegerDiv", ["a", "b"], ["t"], name="div", Delta=DELTA, eps=EPS, eta=ETA)
+        value = integer_div(a, b, DELTA, EPS, ETA)
+        mul, add, div, levels, signed = rng.integers(1, 6, DIV_B_SHAPE), rng.integers(-3000, 3000, DIV_B_SHAPE), 4096, 256, True
+    elif producer == "iGELU":
+        x = _int8_ramp(rng)
+        inputs, types = {"x": x}, {"x": INT8}
+        node = helper.make_node("iGELU", ["x"], ["t"], name="gelu", b=B, one=ONE)
+        value = igelu(x, B, ONE)
+        mul, add, div, levels, signed = rng.integers(1, 4, (1, SHAPE[1], 1)), rng.integers(-900, 900, (1, SHAPE[1], 1)), 2048, 256, True
+    else:
+        x = _int8_ramp(rng)
+        inputs, types = {"x": x}, {"x": INT8}
+        node = helper.make_node("iHardswish", ["x"], ["t"], name="hswish", one_over_six=ONE_OVER_SIX, three=THREE, six=SIX)
+        value = ihardswish(x, ONE_OVER_SIX, THREE, SIX)
+        mul, add, div, levels, signed = np.array(1), np.array(30000), 1 << 16, 256, False  # unsigned 8-bit output
+    requant = helper.make_node("RequantShift", ["t", "mul", "add"], ["y"], name="rq", div=float(div), n_levels=levels,
+                               signed=int(signed))
+    expected = requant_shift(value, mul, add, div, levels, signed).astype(np.int8 if signed else np.uint8)
+    case = Case([node, requant], inputs, types, expected, {"mul": np.asarray(mul), "add": np.asarray(add)},
+                f"{node.name}_rq", f"{producer} + RequantShift integer", l1=DIV_L1 if producer == "IntegerDiv" else None)
+    if keep_intermediate:
+        case.extra_outputs = {"t": value.shape}
+        case.layer, case.kernel = "rq", "RequantShift integer"
+    return case
+
+
+def test_the_fused_cases_have_non_zero_adds_and_clamps() -> None:
+    for producer in ("iGELU", "iHardswish", "IntegerDiv"):
+        case = fused_pair_case(producer)
+        assert np.any(case.constants["add"] != 0)
+        info = np.iinfo(case.expected.dtype)
+        assert case.expected.min() == info.min or case.expected.max() == info.max
+        assert len(np.unique(case.expected)) > 20
+
+
+@pytest.mark.parametrize("producer", ["iGELU", "iHardswish", "IntegerDiv"])
+@pytest.mark.parametrize("configuration", list(CONFIGURATIONS))
+def test_producer_and_requant_shift_fuse_bit_exactly(configuration: str, producer: str, host: PluginHost,
+                                                     tmp_path: Path) -> None:
+    case = fused_pair_case(producer)
+    model = case.save(tmp_path / "pair.onnx")
+    generated, result = validate_with_data(model, _options(configuration, case.input_types, case.l1), host, case.inputs,
+                                           [case.expected], atol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    layers = generated.report["layers"]
+    assert [layer["node"] for layer in layers] == [case.layer]
+    assert layers[0]["kernel"] == case.kernel
+    assert ("tiling" in layers[0]["code_transformations"]) == ("L1" in configuration)
+    _assert_shared_among_cores(generated.report, configuration)
+    # The int32 intermediate "t" is no tensor of the generated network any more: no buffer, no C symbol.
+    assert "t" not in _buffer_names(generated.report)
+    assert not any(INTERMEDIATE_SYMBOL.search(text) for text in generated.files.values())
+
+
+@pytest.mark.parametrize("producer", ["iGELU", "iHardswish", "IntegerDiv"])
+@pytest.mark.parametrize("configuration", ["generic-c untiled", "pulp-cluster 8 cores L1 512 double"])
+def test_the_unfused_pair_gives_the_same_output(configuration: str, producer: str, host: PluginHost,
+                                                tmp_path: Path) -> None:
+    fused = fused_pair_case(producer)
+    case = fused_pair_case(producer, keep_intermediate=True)
+    model = case.save(tmp_path / "pair.onnx")
+    value = {"iGELU": igelu, "iHardswish": ihardswish}.get(producer)
+    intermediate = (integer_div(case.inputs["a"], case.inputs["b"], DELTA, EPS, ETA) if value is None else
+                    value(case.inputs["x"], *((B, ONE) if producer == "iGELU" else (ONE_OVER_SIX, THREE, SIX))))
+    # The unfused pair keeps its int32 tensor (in and out of the RequantShift's tiles): a 2 KiB L1 holds its tiles.
+    generated, result = validate_with_data(model, _options(configuration, case.input_types, UNFUSED_L1), host, case.inputs,
+                                           [fused.expected, intermediate.astype(np.int32)], atol=0.0, repeats=1,
+                                           toolchain=Toolchain.from_environment(extra_flags=strict_flags()))
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    # Not fused (the int32 tensor is read outside the pair): two layers, the RequantShift on its own.
+    assert [layer["kernel"] for layer in generated.report["layers"]] == [
+        {"iGELU": "iGELU integer", "iHardswish": "iHardswish integer", "IntegerDiv": "IntegerDiv integer"}[producer],
+        "RequantShift integer"]
+    assert np.array_equal(result.outputs[0], fused.expected)
+    assert "t" in _buffer_names(generated.report)
+    assert any(INTERMEDIATE_SYMBOL.search(text) for text in generated.files.values())
 
 
 # -- listing and refusals --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import OpChainPattern, Pass, Subgraph
+from deeploy_generic_c.lowering_dialect import dialect_fusions
 
 
 class MatMulAddToGemm(OpChainPattern):
@@ -115,4 +116,5 @@ def generic_c_lowering() -> list[Pass[gs.Graph]]:
         MatMulAddToGemm(),
         FuseMatMulBiasRequantisation(),
         *(FuseRequantisation(op) for op in ("Conv", "Gemm", "MatMul")),
+        *dialect_fusions(),
     ]
