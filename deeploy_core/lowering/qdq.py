@@ -253,6 +253,8 @@ def _bias_applies(bias: gs.Tensor, operands: list[gs.Node]) -> bool:
     parameters = _parameters(dq)
     if parameters is None or np.any(parameters[1] != 0):
         return False
+    if not np.any(np.asarray(dq.inputs[0].values)):
+        return True  # a zero bias is zero at any scale (exporters share one zero bias among layers of other scales)
     scales = [np.asarray(found[0], np.float64) for found in map(_parameters, operands) if found is not None]
     if len(scales) != 2:
         return False

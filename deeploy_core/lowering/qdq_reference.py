@@ -17,6 +17,7 @@ import onnx
 import onnx_graphsurgeon as gs
 
 from deeploy_core.lowering.qdq import QDQToIntegerExact
+from deeploy_core.lowering.remove_identity import remove_identities
 
 
 class _StandardFusion(QDQToIntegerExact):
@@ -30,6 +31,7 @@ def fused_qdq_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     if not any(node.op_type == "QuantizeLinear" for node in model.graph.node):
         return None
     graph = gs.import_onnx(model)
+    remove_identities(graph)  # as ONNX Runtime does before its QDQ fusions
     if not _StandardFusion().apply_pass(graph, {}):
         return None
     graph.cleanup(remove_unused_graph_inputs=False).toposort()

@@ -34,6 +34,7 @@ from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.integer_types import IntegerTypeInference
 from deeploy_core.lowering.qdq import QDQToInteger, QDQToIntegerExact
+from deeploy_core.lowering.remove_identity import RemoveIdentity
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.memory_plan import plan_arena
@@ -87,7 +88,8 @@ class NetworkDeployer(Deployer):
         if settings.quantization == "exact" and self.platform.mappers_for("QLinearConv"):
             fixed_point = [QDQToIntegerExact()]  # the platform reproduces ONNX Runtime's fused QDQ kernels
         pipeline = Pipeline(
-            [*fixed_point, FoldConstants(), *typing, *self.platform.lowering()], name=f"lowering:{self.platform.name}"
+            [RemoveIdentity(), *fixed_point, FoldConstants(), *typing, *self.platform.lowering()],
+            name=f"lowering:{self.platform.name}",
         )
         compilation.lowering_results = pipeline.apply_pass(compilation.graph, {}) or {}
         compilation.graph.cleanup(remove_unused_graph_inputs=False).toposort()
