@@ -19,7 +19,9 @@ default (they are not in its QDQ registry: weights stay float, only the ops
 around them are quantised); asked to quantise them through
 ``op_types_to_quantize`` it puts W, R and B behind DequantizeLinear and the
 recurrence's input and outputs through QuantizeLinear/DequantizeLinear.  Both
-forms compile in both quantisation modes.  The recurrence itself stays a
+forms compile in both quantisation modes; in the second the weights stay int8
+constants that the kernel dequantises as it reads them (no float copy of them
+in the arena), with DequantizeLinear's arithmetic.  The recurrence itself stays a
 float32 layer, so a QuantizeLinear after it can land one step away from ONNX
 Runtime when the float result sits within rounding error of a tie: the tests
 hold both modes to one step (measured: no difference on these inputs).
@@ -323,6 +325,10 @@ def test_qdq_recurrent_classifier_within_one_step_of_onnx_runtime(
     _, generated = compile_model(model, CompileOptions(platform="generic-c", quantization=mode), recurrent_host)
     ops = [layer["op"] for layer in generated.report["layers"]]
     assert op in ops and "QLinearMatMul" in ops, ops
+    # Quantised weights stay int8 constants read by the kernel: no DequantizeLinear layer copies them into the arena.
+    assert "DequantizeLinear" not in {layer["op"] for layer in generated.report["layers"]
+                                      if layer["inputs"][0]["name"] in {"W_quantized", "R_quantized", "B_quantized"}}
+    assert ("_mixed_f32(" in generated.files["Network.c"]) == quantise_recurrence
     executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(), runtime_cache)
     rng = np.random.default_rng(77)
     for seed in range(10):
@@ -376,3 +382,66 @@ def test_torch_export_matches_onnx_runtime(kind: str, bidirectional: bool, expor
                                                atol=2e-5, rtol=1e-4, cache_dir=runtime_cache)
         assert [layer["op"] for layer in generated.report["layers"]].count(kind) == layers
         _check(result.comparisons, 1)
+
+
+def test_int8_recurrent_weights_are_not_dequantised_into_the_arena(tmp_path: Path, recurrent_host: PluginHost,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """RecurrentInt8Parameters: the arena of the quantised LSTM shrinks by the float copies of W, R and B."""
+    from deeploy_generic_c.lowering_recurrent import RecurrentInt8Parameters
+
+    model = _quantised("LSTM", tmp_path, quantise_recurrence=True)
+    _, after = compile_model(model, CompileOptions(platform="generic-c"), recurrent_host)
+    monkeypatch.setattr(RecurrentInt8Parameters, "apply_pass", lambda self, graph, results: None)
+    _, before = compile_model(model, CompileOptions(platform="generic-c"), recurrent_host)
+    dequantised = [layer["inputs"][0]["name"] for layer in before.report["layers"] if layer["op"] == "DequantizeLinear"]
+    assert {"W_quantized", "R_quantized", "B_quantized"} <= set(dequantised)
+    float_copies = 4 * (4 * 8 * 5 + 4 * 8 * 8 + 2 * 4 * 8)
+    assert before.report["memory"]["arena_bytes"] - after.report["memory"]["arena_bytes"] >= float_copies - 64
+
+
+def _hand_quantised(op: str) -> onnx.ModelProto:
+    """A recurrence whose W (and P) come from int8 constants through DequantizeLinear while R and B stay float.
+
+    Exercises the kernel's mixed records (float and int8 parameters in one call), a zero point, and a
+    DequantizeLinear without one.
+    """
+    rng = np.random.default_rng(11)
+    gates, hidden, features, dirs = GATES[op], 6, 4, 2
+    initializers = [
+        numpy_helper.from_array(rng.integers(-128, 128, (dirs, gates * hidden, features)).astype(np.int8), "W_q"),
+        numpy_helper.from_array(np.array(0.011, np.float32), "W_scale"),
+        numpy_helper.from_array(np.array(-7, np.int8), "W_zero"),
+        numpy_helper.from_array((rng.standard_normal((dirs, gates * hidden, hidden)) * 0.4).astype(np.float32), "R"),
+        numpy_helper.from_array((rng.standard_normal((dirs, 2 * gates * hidden)) * 0.2).astype(np.float32), "B"),
+    ]
+    nodes = [helper.make_node("DequantizeLinear", ["W_q", "W_scale", "W_zero"], ["W"], name="dequantize_w")]
+    inputs = ["x", "W", "R", "B"]
+    if op == "LSTM":
+        initializers += [
+            numpy_helper.from_array(rng.integers(-128, 128, (dirs, 3 * hidden)).astype(np.int8), "P_q"),
+            numpy_helper.from_array(np.array(0.004, np.float32), "P_scale"),
+        ]
+        nodes.append(helper.make_node("DequantizeLinear", ["P_q", "P_scale"], ["P"], name="dequantize_p"))
+        inputs += ["", "", "", "P"]
+    outputs = ["Y", "Y_h"]
+    nodes.append(helper.make_node(op, inputs, outputs, name="recurrence", hidden_size=hidden, direction="bidirectional"))
+    graph = helper.make_graph(
+        nodes, "hand_quantised", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2, features])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [5, dirs, 2, hidden]),
+         helper.make_tensor_value_info("Y_h", TensorProto.FLOAT, [dirs, 2, hidden])], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("op", sorted(GATES))
+def test_mixed_int8_and_float_parameters_match_onnx_runtime(op: str, platform: str, recurrent_host: PluginHost,
+                                                            runtime_cache: Path, tmp_path: Path) -> None:
+    path = _saved(_hand_quantised(op), tmp_path / "hand.onnx")
+    data = {"x": np.random.default_rng(4).standard_normal((5, 2, 4)).astype(np.float32)}
+    generated, result = validate_with_data(path, CompileOptions(platform=platform), recurrent_host, data,
+                                           atol=2e-5, rtol=1e-4, cache_dir=runtime_cache)
+    assert [layer["op"] for layer in generated.report["layers"]] == [op]
+    assert f"dcg_{op.lower()}_mixed_f32(" in generated.files["Network.c"]
+    _check(result.comparisons, 2)

@@ -14,6 +14,12 @@ layouts, every output optional, and any of the eleven ONNX activation
 functions (``activation_alpha``/``activation_beta`` read as ONNX Runtime reads
 them).  The weights may be runtime tensors (ONNX's node tests feed them as
 inputs).
+
+In QDQ models the parameters (W, R, B, P) may be int8 constants that
+:class:`~deeploy_generic_c.lowering_recurrent.RecurrentInt8Parameters` took
+from behind their DequantizeLinear nodes: the node then lists their scales and
+zero points, and the kernel (``dcg_*_mixed_f32``) dequantises each element as
+it reads it instead of reading a float copy from the arena.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
     FLOAT32,
+    INT8,
     INT32,
     Buffer,
     NetworkContext,
+    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
@@ -36,7 +44,8 @@ from deeploy_core.plugin_api import (
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import c_float, single_binding
+from deeploy_generic_c.lowering_recurrent import PARAMETER_INPUTS, SCALES, ZERO_POINTS
+from deeploy_generic_c.ops._common import c_float
 
 HEADERS = ("dcg_recurrent.h",)
 
@@ -162,9 +171,28 @@ def optional_name(node: gs.Node, ctxt: NetworkContext, index: int) -> str:
 
 
 def input_arguments(node: gs.Node, ctxt: NetworkContext, count: int) -> tuple[str, list[str]]:
-    """The kernel's name suffix and its input arguments (C names, ``NULL`` for absent optional inputs)."""
+    """The kernel's name suffix and its input arguments: plain float pointers, or ``dcg_rnn_tensor`` records when
+    some parameters are int8 (then each parameter is a record, float or int8, and ``NULL`` when absent)."""
+    scales = [float(v) for v in attribute(node, SCALES, None) or []]
+    zero_points = [int(v) for v in attribute(node, ZERO_POINTS, None) or []]
     names = [ctxt[node.inputs[i].name].c_name for i in range(3)]
-    return "f32", names + [optional_name(node, ctxt, i) for i in range(3, count)]
+    names += [optional_name(node, ctxt, i) for i in range(3, count)]
+    parameters = [index for index in PARAMETER_INPUTS[node.op] if index < count and is_present(node, index)]
+    for index in parameters:
+        if not (index < len(scales) and scales[index]) and ctxt[node.inputs[index].name].dtype != FLOAT32:
+            raise NodeMismatch("dtype", f"input {index} is {ctxt[node.inputs[index].name].dtype}, the kernel takes "
+                                        "float32 or int8 behind a per-tensor DequantizeLinear")
+    if not any(scales):
+        return "f32", names
+    for index in parameters:
+        if index < len(scales) and scales[index]:
+            if ctxt[node.inputs[index].name].dtype != INT8:
+                raise NodeMismatch("dtype", f"input {index} has a dequantisation scale but is not int8")
+            names[index] = (f"&(const dcg_rnn_tensor){{NULL, {names[index]}, {c_float(scales[index])}, "
+                            f"{zero_points[index]}}}")
+        else:
+            names[index] = f"&(const dcg_rnn_tensor){{{names[index]}, NULL, 0.0f, 0}}"
+    return "mixed_f32", names
 
 
 def optional_output(node: gs.Node, ctxt: NetworkContext, index: int, shape: tuple[int, ...], what: str) -> str:
@@ -251,9 +279,12 @@ F32 = FLOAT32
 
 
 def _mapper(op: str, parser: NodeParser, inputs: int, outputs: int) -> tuple[NodeMapper, ...]:
-    """Float32 tensors everywhere except the int32 ``sequence_lens``."""
+    """Float parameters, or (after RecurrentInt8Parameters) any mix of float and int8 parameters."""
     floats = (F32, F32, F32, F32, INT32, F32, F32, F32)[:inputs]
-    return single_binding(parser, NodeTypeChecker(floats, (F32,) * outputs), f"{op} float32", RECURRENCE)
+    mixed = tuple(None if index in PARAMETER_INPUTS[op] else dtype for index, dtype in enumerate(floats))
+    return (NodeMapper(parser, (NodeBinding(NodeTypeChecker(floats, (F32,) * outputs), RECURRENCE),
+                                NodeBinding(NodeTypeChecker(mixed, (F32,) * outputs), RECURRENCE)),
+                       name=f"{op} float32"),)
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {

@@ -39,6 +39,16 @@ typedef struct {
     float clip;
 } dcg_rnn_geometry;
 
+/* A parameter tensor (W, R, B or P): float values, or int8 values with the per-tensor scale and zero point of the
+ * DequantizeLinear that produced it in a QDQ model (quantised weights stay int8 constants; each element is
+ * dequantised where it is used, as (float)(q - zero_point) * scale, exactly ONNX Runtime's DequantizeLinear). */
+typedef struct {
+    const float *values;
+    const int8_t *quantized;
+    float scale;
+    int32_t zero_point;
+} dcg_rnn_tensor;
+
 /* One activation function of a gate: its code and its alpha/beta (ignored by the functions without parameters).
  * The `activations` arrays list LSTM: f, g, h per direction; GRU: f, g; RNN: f.
  * Affine alpha*x + beta; LeakyRelu x >= 0 ? x : alpha*x; ThresholdedRelu x > alpha ? x : 0;
@@ -69,13 +79,30 @@ void dcg_lstm_f32(const dcg_rnn_geometry *geometry, const float *X, const float 
                   int32_t input_forget, const dcg_rnn_activation *activations, float *Y, float *Y_h, float *Y_c,
                   float *scratch);
 
+/* dcg_lstm_f32 with each parameter tensor float or int8 (NULL for an absent B or P). */
+void dcg_lstm_mixed_f32(const dcg_rnn_geometry *geometry, const float *X, const dcg_rnn_tensor *W,
+                        const dcg_rnn_tensor *R, const dcg_rnn_tensor *B, const int32_t *sequence_lens,
+                        const float *initial_h, const float *initial_c, const dcg_rnn_tensor *P, int32_t input_forget,
+                        const dcg_rnn_activation *activations, float *Y, float *Y_h, float *Y_c, float *scratch);
+
 /* linear_before_reset = 1 applies the reset gate after the recurrent product of the h gate:
  * h~ = g(W_h x + Wb_h + r * (R_h h + Rb_h)); otherwise h~ = g(W_h x + R_h (r * h) + Wb_h + Rb_h). */
 void dcg_gru_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
                  const int32_t *sequence_lens, const float *initial_h, int32_t linear_before_reset,
                  const dcg_rnn_activation *activations, float *Y, float *Y_h, float *scratch);
 
-/* Simple RNN: H_t = f(W x_t + R H_t-1 + Wb + Rb). */
+/* dcg_gru_f32 with each parameter tensor float or int8 (NULL for an absent B). */
+void dcg_gru_mixed_f32(const dcg_rnn_geometry *geometry, const float *X, const dcg_rnn_tensor *W,
+                       const dcg_rnn_tensor *R, const dcg_rnn_tensor *B, const int32_t *sequence_lens,
+                       const float *initial_h, int32_t linear_before_reset, const dcg_rnn_activation *activations, float *Y,
+                       float *Y_h, float *scratch);
+
+/* Simple RNN: H_t = f(W x_t + R H_t-1 + Wb + Rb); each parameter tensor float or int8 (NULL for an absent B). */
+void dcg_rnn_mixed_f32(const dcg_rnn_geometry *geometry, const float *X, const dcg_rnn_tensor *W,
+                       const dcg_rnn_tensor *R, const dcg_rnn_tensor *B, const int32_t *sequence_lens,
+                       const float *initial_h, const dcg_rnn_activation *activations, float *Y, float *Y_h, float *scratch);
+
+/* dcg_rnn_mixed_f32 with float parameters. */
 void dcg_rnn_f32(const dcg_rnn_geometry *geometry, const float *X, const float *W, const float *R, const float *B,
                  const int32_t *sequence_lens, const float *initial_h, const dcg_rnn_activation *activations, float *Y,
                  float *Y_h, float *scratch);
