@@ -7,6 +7,7 @@ import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import OpChainPattern, Pass, Subgraph
 from deeploy_generic_c.lowering_dialect import dialect_fusions
+from deeploy_generic_c.lowering_recurrent import RecurrentInt8Parameters
 
 
 class MatMulAddToGemm(OpChainPattern):
@@ -117,4 +118,5 @@ def generic_c_lowering() -> list[Pass[gs.Graph]]:
         FuseMatMulBiasRequantisation(),
         *(FuseRequantisation(op) for op in ("Conv", "Gemm", "MatMul")),
         *dialect_fusions(),
+        RecurrentInt8Parameters(),
     ]

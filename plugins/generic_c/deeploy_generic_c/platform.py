@@ -5,11 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import onnx_graphsurgeon as gs
-
-from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, CustomOpSchema, Engine, Pass, Platform, RuntimeLibrary
+from deeploy_core.plugin_api import ALIAS_MAPPERS, HOST_MEMCPY, CustomOpSchema, Engine, Platform, RuntimeLibrary
 from deeploy_generic_c.lowering import generic_c_lowering
-from deeploy_generic_c.lowering_recurrent import RecurrentInt8Parameters
 from deeploy_generic_c.names import PLATFORM_NAME
 from deeploy_generic_c.ops import collect_custom_ops, collect_mappers
 from deeploy_generic_c.verification import VERIFICATION
@@ -18,11 +15,6 @@ RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
 DIALECT_SCHEMAS: tuple[CustomOpSchema, ...] = collect_custom_ops()
 """Declarations of the Deeploy dialect ops (no ONNX schema) that the op tables map; pulp-cluster shares them."""
-
-
-def platform_lowering() -> list[Pass[gs.Graph]]:
-    """The lowering passes, then the fold that lets QDQ recurrences read their int8 weights (pulp-cluster shares it)."""
-    return [*generic_c_lowering(), RecurrentInt8Parameters()]
 
 
 @lru_cache(maxsize=1)
@@ -37,7 +29,7 @@ def generic_c_platform() -> Platform:
             include_dirs=(RUNTIME_DIR / "include",),
             sources=tuple(sorted((RUNTIME_DIR / "src").glob("*.c"))),
         ),
-        lowering=platform_lowering,
+        lowering=generic_c_lowering,
         description="portable C99, single core",
         transfers=HOST_MEMCPY,
         custom_ops=DIALECT_SCHEMAS,

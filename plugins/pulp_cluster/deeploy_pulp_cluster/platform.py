@@ -6,8 +6,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from deeploy_core.plugin_api import ALIAS_MAPPERS, ClusterParallelism, Engine, Platform, RuntimeLibrary, StaticPlacement
+from deeploy_generic_c.lowering import generic_c_lowering
 from deeploy_generic_c.ops import collect_mappers
-from deeploy_generic_c.platform import DIALECT_SCHEMAS, platform_lowering
+from deeploy_generic_c.platform import DIALECT_SCHEMAS
 from deeploy_generic_c.platform import RUNTIME_DIR as GENERIC_RUNTIME_DIR
 from deeploy_generic_c.verification import VERIFICATION
 
@@ -48,7 +49,7 @@ def pulp_cluster_platform(sizes: tuple[tuple[str, int], ...], cores: int = DEFAU
             cflags=("-std=c99", "-O2", "-pthread"),
             ldflags=("-lm", "-pthread"),
         ),
-        lowering=platform_lowering,
+        lowering=generic_c_lowering,
         description=f"PULP-like cluster ({cores} cores, L1 {dict(sizes)['L1']} B) on the host emulation runtime",
         transfers=CLUSTER_DMA,
         custom_ops=DIALECT_SCHEMAS,
