@@ -21,3 +21,7 @@ class RuntimeLibrary:
     sources: tuple[Path, ...] = ()
     cflags: tuple[str, ...] = ("-std=c99", "-O2")
     ldflags: tuple[str, ...] = ("-lm",)
+    host_sources: tuple[Path, ...] = ()
+    """Those of ``sources`` that stand in for the hardware on a host run (an emulated HAL): shipped in the
+    output folder and linked into host test programs, but never part of the network library a firmware
+    links, where the chip's SDK provides the same functions."""

@@ -48,6 +48,7 @@ def pulp_cluster_platform(sizes: tuple[tuple[str, int], ...], cores: int = DEFAU
             sources=(*generic_sources, *sorted((RUNTIME_DIR / "src").glob("*.c"))),
             cflags=("-std=c99", "-O2", "-pthread"),
             ldflags=("-lm", "-pthread"),
+            host_sources=(RUNTIME_DIR / "src" / "pulp_emulator.c",),
         ),
         lowering=generic_c_lowering,
         description=f"PULP-like cluster ({cores} cores, L1 {dict(sizes)['L1']} B) on the host emulation runtime",

@@ -1,0 +1,59 @@
+"""Everything an output folder holds besides the generated sources and report.json.
+
+``compile -o OUT`` must give a folder that builds on its own: the runtime
+files the network uses (copied), a Makefile, a CMakeLists.txt, a README.md
+and, with sample data, the self-test.  Kept apart from
+:class:`~deeploy_core.network.GeneratedNetwork`, which only hands over its
+files, runtime and report, so the layout of the folder is decided in one place.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from deeploy_core.codegen.build_files import BuildFlags, cmakelists, makefile
+from deeploy_core.codegen.folder_readme import folder_readme
+from deeploy_core.codegen.runtime_files import runtime_files
+from deeploy_core.platform.runtime_library import RuntimeLibrary
+
+
+def build_flags(runtime: RuntimeLibrary) -> BuildFlags:
+    """The platform's flags, split into what the build files always pass and what the user may replace."""
+    return BuildFlags.split(runtime.cflags, runtime.ldflags)
+
+
+def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, report: Mapping[str, Any],
+                 self_test: Mapping[str, str]) -> dict[str, str]:
+    """Build files, README and self-test sources by relative path (the generated ``files`` not included)."""
+    placed = runtime_files(files, runtime)
+    flags = build_flags(runtime)
+    sources = sorted(name for name in files if name.endswith(".c"))
+    has_test = bool(self_test)
+    texts = {
+        **self_test,
+        "Makefile": makefile(sources, placed, flags, has_test),
+        "CMakeLists.txt": cmakelists(sources, placed, flags, has_test),
+        "README.md": folder_readme(str(report.get("network", "network")), str(report.get("platform", "")), placed,
+                                   has_test),
+    }
+    return dict(sorted(texts.items()))
+
+
+def write_build_folder(directory: Path, files: Mapping[str, str], runtime: RuntimeLibrary,
+                       report: Mapping[str, Any], self_test: Mapping[str, str]) -> list[Path]:
+    """Write the runtime copies, build files, README and self-test into ``directory``; returns the paths."""
+    written: list[Path] = []
+    for name, text in folder_texts(files, runtime, report, self_test).items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    for name, source in runtime_files(files, runtime).copies().items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, path)
+        written.append(path)
+    return written
