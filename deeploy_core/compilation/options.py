@@ -16,6 +16,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Mapping
 
+from deeploy_core.codegen.api_names import DEFAULT_API
 from deeploy_core.compilation.settings import CompileSettings
 
 SETTING_NAMES = frozenset(f.name for f in fields(CompileSettings))
@@ -40,4 +41,5 @@ def read_deployer_options(options: Mapping[str, Any]) -> CompileSettings:
         memory_hierarchy_file=Path(hierarchy_file) if hierarchy_file else None,
         tiling_solution=options.get("tiling_solution"),
         memory_map=options.get("memory_map"),
+        c_api=options.get("c_api") or DEFAULT_API,
     )

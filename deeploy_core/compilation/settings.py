@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.ir import DataType
 from deeploy_core.tiling.solution import TilingSolution
 
@@ -38,3 +39,5 @@ class CompileSettings:
     """A solution to reuse instead of solving (``--tiling-from``), always together with :attr:`memory_map`."""
     memory_map: dict[str, dict[str, int]] | None = None
     """The compute-level offsets of every tiled layer's blocks, reused together with :attr:`tiling_solution`."""
+    c_api: NetworkApi = DEFAULT_API
+    """Names, arena ownership and sections of the generated C API (``--prefix``, ``--arena``, ``--*-section``)."""

@@ -24,9 +24,9 @@ _KIND_PREFIX = {
 class NetworkContext:
     """Buffers by ONNX name, in insertion order (which is deterministic: graph order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, name_prefix: str = "dc") -> None:
         self._buffers: dict[str, Buffer] = {}
-        self.mangler = CNameMangler("dc")
+        self.mangler = CNameMangler(name_prefix)  # a --prefix keeps two networks' weights apart at link time
         self.graph_inputs: list[str] = []
         self.graph_outputs: list[str] = []
 

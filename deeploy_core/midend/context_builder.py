@@ -26,9 +26,9 @@ def _shape_of(tensor: gs.Tensor, where: str) -> tuple[int, ...]:
     return tuple(int(dim) for dim in shape)
 
 
-def build_context(graph: gs.Graph) -> NetworkContext:
-    """One buffer per tensor: inputs, constants, then node outputs in graph order."""
-    ctxt = NetworkContext()
+def build_context(graph: gs.Graph, name_prefix: str = "dc") -> NetworkContext:
+    """One buffer per tensor: inputs, constants, then node outputs in graph order (C names start ``name_prefix``)."""
+    ctxt = NetworkContext(name_prefix)
     outputs = {tensor.name for tensor in graph.outputs}
     for tensor in graph.inputs:
         ctxt.add(tensor.name, _dtype_of(tensor, "graph input"), _shape_of(tensor, "graph input"), BufferKind.INPUT)
