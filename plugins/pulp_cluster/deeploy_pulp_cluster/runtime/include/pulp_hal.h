@@ -12,6 +12,17 @@
  *  - A DMA destination may only be read (and its source only written) after pulp_dma_wait of that transfer; a
  *    transfer may be started by one core and waited for by another, once.
  *
+ * What a port to a real SoC must provide (every function below; the generated code calls nothing else):
+ *  - start-up:     pulp_init, pulp_shutdown
+ *  - L1 allocation and the other memories: pulp_l1_base/size, pulp_l2_base/size, pulp_l3_base/size (the regions
+ *                  reserved for generated code; it places its tiles and arena inside them itself)
+ *  - cores:        pulp_cluster_fork, pulp_core_id, pulp_num_cores, pulp_chunk (exactly the split documented)
+ *  - barriers:     pulp_barrier
+ *  - DMA:          pulp_dma_start_1d/2d/3d, pulp_dma_wait
+ *  - profiling:    pulp_count_macs (may do nothing)
+ * In an output folder of `deeploy-core compile` this header is runtime/include/pulp_hal.h; runtime/host holds the
+ * host emulation, which a firmware build replaces with the SDK's implementation.
+ *
  * C99, depends on <stdint.h> and <stddef.h> only. */
 #ifndef PULP_HAL_H
 #define PULP_HAL_H
