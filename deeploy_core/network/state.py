@@ -112,7 +112,7 @@ def import_state(compilation: Compilation, directory: Path) -> str:
     if "buffers" in state:
         with np.load(directory / "constants.npz", allow_pickle=False) as archive:
             constants = {key: archive[key] for key in archive.files}
-        ctxt = NetworkContext()
+        ctxt = NetworkContext(compilation.settings.c_api.mangler_prefix)  # names made after restoring keep the prefix
         for entry in state["buffers"]:
             values = constants[entry["values"]] if entry["values"] else None
             buffer = ctxt.add(entry["name"], from_name(entry["dtype"]), tuple(entry["shape"]), BufferKind(entry["kind"]),
