@@ -1,0 +1,78 @@
+"""The generated library cross-compiles for bare-metal cores without a single warning (issue 20, item 3).
+
+Every Deeploy peer network is compiled once, written as an output folder and
+built as ``libnetwork.a`` with the folder's own build for a Cortex-M4
+(``arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard
+-mfpu=fpv4-sp-d16 -Os -Wall -Wextra -Werror``) and, when Debian's RISC-V
+bare-metal compiler and picolibc are installed, for rv32imc.  On these
+targets ``int32_t`` is ``long`` and ``float`` arithmetic must not be promoted
+to ``double``, so a host-clean change can still break the firmware build:
+this is where it shows.  The built archive must define the network's entry
+points for the target (read back with the target's ``nm``).
+
+The section-size reading that ``bench/cross_size.py`` prints is checked on
+a small C file whose sections are known.  CI installs the compilers
+(``.ci/run``); elsewhere these tests skip, naming the Debian package.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from deeploy_core.api import CompileOptions, compile_model
+from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.cross_targets import CORTEX_M4, TARGETS, CrossTarget, build_library
+from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
+from deeploy_core.testing.section_sizes import measure
+
+ROOT = peer_tests_root(Path(__file__).parent)
+PEERS = find_peer_tests(ROOT) if ROOT else []
+AVAILABLE = [target for target in TARGETS if target.missing() is None]
+ENTRY_POINTS = ("InitNetwork", "RunNetwork")
+
+
+def _defined_symbols(target: CrossTarget, library: Path) -> set[str]:
+    listing = subprocess.run([f"{target.tool_prefix}nm", "-g", "--defined-only", str(library)],
+                             capture_output=True, text=True, check=True).stdout
+    return {fields[-1] for fields in (line.split() for line in listing.splitlines()) if len(fields) == 3}
+
+
+@pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
+@pytest.mark.skipif(CORTEX_M4.missing() is not None, reason=f"no Cortex-M4 cross compiler: {CORTEX_M4.missing()}")
+@pytest.mark.parametrize("peer", PEERS, ids=[peer.name for peer in PEERS])
+def test_peer_library_cross_compiles_without_warnings(peer, generic_c_host: PluginHost, tmp_path: Path) -> None:
+    _, generated = compile_model(peer.model, CompileOptions(platform="generic-c", input_types=peer.input_types()),
+                                 generic_c_host)
+    generated.write(tmp_path)
+    for target in AVAILABLE:
+        library = build_library(tmp_path, target, build_dir=f"build-{target.name}", runtime=generated.runtime)
+        missing = set(ENTRY_POINTS) - _defined_symbols(target, library)
+        assert not missing, f"{target.name}: {library.name} does not define {sorted(missing)}"
+        assert measure(target.size_tool, library).text > 0
+
+
+SIZED_SOURCE = """\
+#include <stdint.h>
+const uint8_t weights[100] = {1};
+int32_t counter = 7;
+int32_t scratch[16];
+int32_t bump(int32_t step) { counter += step; scratch[counter & 15] = step; return counter + weights[step & 63]; }
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=[target.name for target in TARGETS])
+def test_section_sizes_separate_code_weights_and_ram(target: CrossTarget, tmp_path: Path) -> None:
+    if target.missing() is not None:
+        pytest.skip(f"no {target.name} cross compiler: {target.missing()}")
+    source = tmp_path / "sized.c"
+    source.write_text(SIZED_SOURCE, encoding="utf-8")
+    obj = tmp_path / "sized.o"
+    subprocess.run([target.compiler, *target.cflags, "-c", str(source), "-o", str(obj)], check=True)
+    sizes = measure(target.size_tool, obj)
+    assert sizes.rodata >= 100, sizes
+    assert sizes.data >= 4, sizes
+    assert sizes.bss >= 64, sizes
+    assert 0 < sizes.text < 100, sizes
