@@ -176,3 +176,30 @@ def default_name_macros(api: NetworkApi) -> list[str]:
     """
     return [f"#define {getattr(DEFAULT_API, name)} {getattr(api, name)}" for name in _ALIASED
             if getattr(api, name) != getattr(DEFAULT_API, name)]
+
+
+def default_name_shim(api: NetworkApi) -> list[str]:
+    """C lines that let a ``main`` written against the default API drive a network compiled with ``api``.
+
+    To include right after ``Network.h`` (and ``<stdio.h>``): the renamed
+    names as macros (:func:`default_name_macros`) and, with ``--arena user``,
+    an aligned static buffer that a function-like ``InitNetwork()`` passes to
+    the network, returning 2 from the caller when it is refused.  Empty for
+    the default API.
+    """
+    if api.prefix is None and not api.user_arena:
+        return []
+    lines = ["/* The network was compiled with --prefix/--arena: the default names used below, mapped onto its API. */",
+             *default_name_macros(api)]
+    if api.user_arena:
+        # Over-allocated and aligned by hand: C99 has no alignment specifier.
+        lines += [
+            "#include <stdint.h>",
+            f"static unsigned char dc_shim_arena[{api.arena_bytes} + {api.arena_alignment}];",
+            f"#define InitNetwork() if ({api.init}((void *)(((uintptr_t)dc_shim_arena + {api.arena_alignment} - 1)"
+            f" / {api.arena_alignment} * {api.arena_alignment})) != 0) {{ fprintf(stderr, \"InitNetwork refused the "
+            f"arena\\n\"); return 2; }}",
+        ]
+    elif api.init != DEFAULT_API.init:
+        lines.append(f"#define {DEFAULT_API.init} {api.init}")
+    return lines

@@ -7,7 +7,7 @@ repeatable), writes the outputs and prints the best run time.
 
 from __future__ import annotations
 
-from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi, default_name_macros
+from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi, default_name_shim
 
 HARNESS_NAME = "dc_validate_main.c"
 
@@ -78,27 +78,10 @@ int main(int argc, char **argv) {
 """
 
 
-def _api_aliases(api: NetworkApi) -> list[str]:
-    """Macros mapping the default names the harness uses onto ``api``'s (a prefix, a caller's arena)."""
-    lines = ["/* The network was compiled with --prefix/--arena: the default names used below, mapped onto its API. */",
-             *default_name_macros(api)]
-    if api.user_arena:
-        # Over-allocated and aligned by hand: C99 has no alignment specifier.
-        lines += [
-            "#include <stdint.h>",
-            f"static unsigned char dc_harness_arena[{api.arena_bytes} + {api.arena_alignment}];",
-            f"#define InitNetwork() if ({api.init}((void *)(((uintptr_t)dc_harness_arena + {api.arena_alignment} - 1)"
-            f" / {api.arena_alignment} * {api.arena_alignment})) != 0) {{ fprintf(stderr, \"InitNetwork refused the "
-            f"arena\\n\"); return 2; }}",
-        ]
-    elif api.init != DEFAULT_API.init:
-        lines.append(f"#define {DEFAULT_API.init} {api.init}")
-    return lines
-
-
 def harness_source(api: NetworkApi = DEFAULT_API) -> str:
     """The harness for a network whose ``Network.h`` exports ``api`` (the default: :data:`HARNESS_SOURCE`)."""
-    if api == DEFAULT_API or (api.prefix is None and not api.user_arena):
+    shim = default_name_shim(api)
+    if not shim:
         return HARNESS_SOURCE
     include = '#include "Network.h"\n'
-    return HARNESS_SOURCE.replace(include, include + "\n".join(_api_aliases(api)) + "\n", 1)
+    return HARNESS_SOURCE.replace(include, include + "\n".join(shim) + "\n", 1)
