@@ -59,6 +59,24 @@ def parse_size_listing(listing: str) -> SectionSizes:
     return SectionSizes(**totals)
 
 
+def parse_member_listing(listing: str) -> dict[str, SectionSizes]:
+    """A ``size -A`` listing split by member: ``{object name: its sections}`` (one entry for a lone object)."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in listing.splitlines():
+        if line.rstrip().endswith(":") and not line[:1].isspace():
+            current = blocks.setdefault(line.split()[0].rstrip(":"), [])
+        elif current is not None:
+            current.append(line)
+    return {name: parse_size_listing("\n".join(lines)) for name, lines in blocks.items()}
+
+
+def measure_members(size_tool: str, library: Path) -> dict[str, SectionSizes]:
+    """The section sizes of every object in ``library`` (a static archive or one object), by object name."""
+    result = subprocess.run([size_tool, "-A", "-d", str(library)], capture_output=True, text=True, check=True)
+    return parse_member_listing(result.stdout)
+
+
 def measure(size_tool: str, library: Path) -> SectionSizes:
     """The section sizes of ``library`` (an object or a static archive) summed over its members."""
     result = subprocess.run([size_tool, "-A", "-d", str(library)], capture_output=True, text=True, check=True)

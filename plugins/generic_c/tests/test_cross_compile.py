@@ -26,7 +26,7 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.cross_targets import CORTEX_M4, TARGETS, CrossTarget, build_library
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
-from deeploy_core.testing.section_sizes import measure
+from deeploy_core.testing.section_sizes import measure, measure_members
 
 ROOT = peer_tests_root(Path(__file__).parent)
 PEERS = find_peer_tests(ROOT) if ROOT else []
@@ -76,3 +76,21 @@ def test_section_sizes_separate_code_weights_and_ram(target: CrossTarget, tmp_pa
     assert sizes.data >= 4, sizes
     assert sizes.bss >= 64, sizes
     assert 0 < sizes.text < 100, sizes
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=[target.name for target in TARGETS])
+def test_archive_sizes_are_split_by_member(target: CrossTarget, tmp_path: Path) -> None:
+    """``bench/cross_size.py`` tells the network's objects from the kernels' by member name."""
+    if target.missing() is not None:
+        pytest.skip(f"no {target.name} cross compiler: {target.missing()}")
+    (tmp_path / "sized.c").write_text(SIZED_SOURCE, encoding="utf-8")
+    (tmp_path / "other.c").write_text("int other(int x) { return x * 3; }\n", encoding="utf-8")
+    for stem in ("sized", "other"):
+        subprocess.run([target.compiler, *target.cflags, "-c", f"{stem}.c", "-o", f"{stem}.o"], check=True,
+                       cwd=tmp_path)
+    subprocess.run([target.archiver, "rcs", "lib.a", "sized.o", "other.o"], check=True, cwd=tmp_path)
+    members = measure_members(target.size_tool, tmp_path / "lib.a")
+    assert sorted(members) == ["other.o", "sized.o"]
+    assert members["sized.o"] == measure(target.size_tool, tmp_path / "sized.o")
+    assert members["other.o"].rodata == 0 and members["other.o"].text > 0
+    assert members["sized.o"] + members["other.o"] == measure(target.size_tool, tmp_path / "lib.a")
