@@ -278,7 +278,8 @@ def test_network_compiles_to_identical_files(network: str, host: PluginHost, tmp
         onnx.save(built.composer.model(built.outputs), model)
         _, generated = compile_model(model, _options("pulp-cluster 8 cores L1 double", built.composer), host)
         generated.write(tmp_path / run / "out")
-        written.append({path.name: path.read_bytes() for path in sorted((tmp_path / run / "out").iterdir())})
+        written.append({path.relative_to(tmp_path / run / "out").as_posix(): path.read_bytes()
+                        for path in sorted((tmp_path / run / "out").rglob("*")) if path.is_file()})
     assert "report.json" in written[0] and any(name.endswith(".c") for name in written[0])
     assert written[0] == written[1]
 

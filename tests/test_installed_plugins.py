@@ -292,7 +292,8 @@ def compile_mlp(
     disabling = [argument for name in disabled for argument in ("--disable-plugin", name)]
     result = run_cli(python, *disabling, "compile", str(model), "-o", str(folder), "--quiet", *switches)
     assert result.returncode == 0, result.stderr
-    return result, {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.name != "timings.json"}
+    return result, {path.name: path.read_bytes() for path in sorted(folder.iterdir())
+                    if path.is_file() and path.name != "timings.json"}
 
 
 @pytest.mark.parametrize("tiled", [False, True], ids=["untiled", "tiled"])
