@@ -11,6 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 
+def c_div(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
+    """C's integer division (truncation toward zero), elementwise in int64 (§1.4)."""
+    num = np.asarray(numerator, dtype=np.int64)
+    den = np.asarray(denominator, dtype=np.int64)
+    quotient = np.abs(num) // np.abs(den)
+    return np.where((num < 0) != (den < 0), -quotient, quotient)
+
+
 def along_axis_1(parameter: np.ndarray, rank: int) -> np.ndarray:
     """A scalar or per-channel parameter shaped to broadcast along axis 1 of a rank-``rank`` tensor.
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tests.dialect_reference.basic import c_div, requant_bounds, requant_shift
+
 
 def _int64(values: np.ndarray | int) -> np.ndarray:
     return np.asarray(values, dtype=np.int64)
@@ -29,29 +31,9 @@ def _shift_of(div: int) -> int:
     return int(div).bit_length() - 1
 
 
-def c_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """§1.4: C's integer division, truncating toward zero."""
-    a, b = _int64(a), _int64(b)
-    quotient = np.abs(a) // np.abs(b)
-    return np.where((a < 0) != (b < 0), -quotient, quotient)
-
-
 def wrap8(values: np.ndarray) -> np.ndarray:
     """§1.4: a C cast to int8 without saturation, ((v + 128) mod 256) - 128."""
     return ((_int64(values) + 128) % 256) - 128
-
-
-def _along_axis_1(parameter: np.ndarray | int, rank: int) -> np.ndarray:
-    """§1.3: a scalar or per-channel RequantShift parameter, shaped to act along axis 1."""
-    values = _int64(parameter).reshape(-1)
-    if values.size == 1:
-        return values.reshape(())
-    return values.reshape((1, values.size) + (1,) * (rank - 2))
-
-
-def levels_range(n_levels: int, signed: bool) -> tuple[int, int]:
-    """§1.2: [-n/2, n/2 - 1] when signed, else [0, n - 1]."""
-    return (-(n_levels // 2), n_levels // 2 - 1) if signed else (0, n_levels - 1)
 
 
 def shift_round_clamp(t: np.ndarray, shift: int, low: int, high: int) -> np.ndarray:
@@ -60,14 +42,6 @@ def shift_round_clamp(t: np.ndarray, shift: int, low: int, high: int) -> np.ndar
     if shift > 0:
         t = t + (1 << (shift - 1))
     return np.clip(t >> shift, low, high)
-
-
-def requant_shift(x: np.ndarray, mul: np.ndarray | int, add: np.ndarray | int, div: int, n_levels: int = 256,
-                  signed: bool = True) -> np.ndarray:
-    """§2 RequantShift: clamp(floor((x·mul + add)/2^s + 1/2)), mul/add scalar or per channel along axis 1."""
-    rank = np.ndim(x)
-    t = _int64(x) * _along_axis_1(mul, rank) + _along_axis_1(add, rank)
-    return shift_round_clamp(t, _shift_of(div), *levels_range(n_levels, signed))
 
 
 def igelu(x: np.ndarray, b: int, one: int) -> np.ndarray:
@@ -135,7 +109,7 @@ class RequantSpec:
     def apply(self, values: np.ndarray) -> np.ndarray:
         """§2 with scalar mul/add: clamp((v·mul + add + 2^(s-1)) >> s) into n_levels/signed."""
         return shift_round_clamp(_int64(values) * self.mul + self.add, _shift_of(self.div),
-                                 *levels_range(self.n_levels, self.signed))
+                                 *requant_bounds(self.n_levels, self.signed))
 
     def attributes(self, prefix: str) -> dict[str, int | float]:
         """The attributes QuantLib writes for this group."""

