@@ -10,7 +10,6 @@ Deeploy never exercised it against data, so the arithmetic is the written one (u
 
 from __future__ import annotations
 
-import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
@@ -26,21 +25,11 @@ from deeploy_core.plugin_api import (
     OperatorRepresentation,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.ops._dialect import integer_attribute
 from deeploy_generic_c.ops.integer import _loops
 
 INTEGER_DIV_SCHEMA = CustomOpSchema("IntegerDiv")
 """Output shaped and typed like input A (B broadcasts to it); fake-quantised exports keep it float-declared."""
-
-
-def _integer_attribute(node: gs.Node, name: str) -> int:
-    """An integer attribute (QuantLib writes them as ints, floats or 1-element tensors)."""
-    if name not in node.attrs:
-        raise NodeMismatch("attribute", f"attribute {name!r} is required")
-    value = np.asarray(node.attrs[name].values if isinstance(node.attrs[name], gs.Constant) else node.attrs[name])
-    number = float(value.reshape(-1)[0])
-    if number != int(number):
-        raise NodeMismatch("attribute", f"attribute {name!r} is {number}; IntegerDiv takes an integer")
-    return int(number)
 
 
 class IntegerDivParser(NodeParser):
@@ -54,7 +43,7 @@ class IntegerDivParser(NodeParser):
             if buffer.dtype.is_float:
                 raise NodeMismatch("dtype", f"{what} is {buffer.dtype}, IntegerDiv takes integers",
                                    wants_integer=(buffer.name,))
-        delta, eps, eta = (_integer_attribute(node, name) for name in ("Delta", "eps", "eta"))
+        delta, eps, eta = (integer_attribute(node, name) for name in ("Delta", "eps", "eta"))
         shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
         body = (f"{{ const int64_t num = (int64_t){delta * eta} * (int64_t){a.c_name}[o0]; "
                 f"const int64_t den = (int64_t){eta} * (int64_t){b.c_name}[o1] + (int64_t){eps}; "
