@@ -1,8 +1,7 @@
 """How the tiler cuts an operator on a platform, in words, for ``supported-ops``.
 
 The listing must name the constraint the tiler would really use, so it asks
-in the same order as :func:`deeploy_core.tiling.constraints.tile_constraint_of`
-(the kernel's own, the platform's policy, the core's ONNX geometry, untiled),
+the tiler's own lookup (:func:`deeploy_core.tiling.constraints.constraint_for`),
 keyed by the op instead of by a layer, since no model is at hand.
 """
 
@@ -12,15 +11,13 @@ import re
 
 from deeploy_core.mapping import NodeMapper
 from deeploy_core.platform import Platform
-from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS, UNTILED
+from deeploy_core.tiling.constraints import constraint_for
 from deeploy_core.tiling.geometry import TileConstraint
 
 
 def op_tile_constraint(op_key: str, mapper: NodeMapper, platform: Platform) -> TileConstraint:
     """The constraint a layer of ``op_key`` mapped by ``mapper`` gets on ``platform``."""
-    if mapper.tile_constraint is not None:
-        return mapper.tile_constraint
-    return platform.tile_constraints.get(op_key) or DEFAULT_TILE_CONSTRAINTS.get(op_key, UNTILED)
+    return constraint_for(op_key, mapper, platform.tile_constraints)
 
 
 def tiling_text(op_key: str, mapper: NodeMapper, platform: Platform) -> dict[str, str]:

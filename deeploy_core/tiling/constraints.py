@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from deeploy_core.mapping import Layer
+from deeploy_core.mapping import Layer, NodeMapper
 from deeploy_core.midend.parse import qualified_op
 from deeploy_core.tiling.geometry import (
     AlongAxes,
@@ -97,8 +97,13 @@ def tile_constraint_of(layer: Layer,
     the op, then the core's ONNX geometry, and :data:`UNTILED` (one tile
     holding whole tensors) for an op nobody describes.
     """
-    own = layer.mapper.tile_constraint
+    return constraint_for(qualified_op(layer.node), layer.mapper, platform_constraints)
+
+
+def constraint_for(op_key: str, mapper: NodeMapper,
+                   platform_constraints: Mapping[str, TileConstraint] | None = None) -> TileConstraint:
+    """The lookup order of :func:`tile_constraint_of` keyed by op (``supported-ops`` has no layer at hand)."""
+    own = mapper.tile_constraint
     if own is not None:
         return own
-    key = qualified_op(layer.node)
-    return (platform_constraints or {}).get(key) or DEFAULT_TILE_CONSTRAINTS.get(key, UNTILED)
+    return (platform_constraints or {}).get(op_key) or DEFAULT_TILE_CONSTRAINTS.get(op_key, UNTILED)
