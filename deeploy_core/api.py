@@ -10,6 +10,7 @@ import numpy as np
 
 
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
+from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
 from deeploy_core.deployer.progress import ProgressLike, as_progress
@@ -71,6 +72,8 @@ class CompileOptions:
     chain includes; an installed transformation that nobody names does not run."""
     options: dict[str, object] = field(default_factory=dict)
     """Values of the selected extensions' declared options (``--option NAME=VALUE``), by name or qualified name."""
+    c_api: NetworkApi = DEFAULT_API
+    """Names, arena ownership and sections of the generated C API (``--prefix``, ``--arena``, ``--*-section``)."""
 
     def option_assignments(self) -> tuple[OptionAssignment, ...]:
         """What the short-flag fields and :attr:`options` ask of the selected extensions, for resolution."""
@@ -104,6 +107,7 @@ def compile_model(
             "quantization": options.quantization,
             "network_name": options.network_name or model_path.stem,
             "code_transformations": tuple(options.code_transformations),
+            "c_api": options.c_api,
             **extra,
         },
         assignments=options.option_assignments(),

@@ -507,7 +507,7 @@ def compile_output(workspace: Workspace) -> None:
     second = workspace.invoke("compile", str(workspace.models["cnn"]), "--output", str(beside))
     assert first.ok and second.ok, first.describe() + second.describe()
     for outcome, folder in ((first, nested), (second, beside)):
-        listed = [Path(line.strip()) for line in outcome.stdout.splitlines()[1:] if line.strip()]
+        listed = [Path(line.split()[0]) for line in outcome.stdout.splitlines()[1:] if line.strip()]
         assert listed and all(path.parent == folder for path in listed), outcome.stdout
         assert {path.name for path in listed} == {path.name for path in folder.iterdir()}
     for name in ("Network.c", "Network.h", "Network_weights.c", "Network_weights.h", "report.json"):

@@ -30,6 +30,7 @@ from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.frontend.claims import platform_claims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.folders import folder_files
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
@@ -238,7 +239,7 @@ def test_folding_is_deterministic(host: PluginHost, tmp_path: Path) -> None:
     for run in ("a", "b"):
         _, generated = compile_model(path, CompileOptions(platform="generic-c"), host)
         generated.write(tmp_path / run)
-        written.append({item.name: item.read_bytes() for item in sorted((tmp_path / run).iterdir())})
+        written.append(folder_files(tmp_path / run))
     assert written[0] == written[1]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from deeploy_core.api import CompileOptions, compile_model, reference_inputs
+from deeploy_core.codegen.api_names import default_name_shim
 from deeploy_core.codegen.self_test import Tolerance, self_test_files
 from deeploy_core.deployer import Deployer
 from deeploy_core.deployer.progress import ProgressLike
@@ -67,7 +68,8 @@ def compile_with_data(
                                             sample_types(model, inputs_npz, options.input_types), notice)
     if expected is None:
         expected = run_reference(model, inputs)
-    return deployer, generated, self_test_files(generated.inputs, generated.outputs, inputs, expected, tolerance)
+    return deployer, generated, self_test_files(generated.inputs, generated.outputs, inputs, expected, tolerance,
+                                                default_name_shim(generated.api))
 
 
 def check_data_options(inputs_npz: Path | None, outputs_npz: Path | None) -> None:

@@ -25,23 +25,28 @@ class BuildFlags:
     """A platform's compiler flags sorted by who may change them.
 
     ``standard`` (``-std=…``) is always passed; ``optimisation`` (``-O…``) is
-    only the default of ``CFLAGS``, which the user replaces; ``host`` flags
-    (``-pthread``) apply to the host emulation and the programs linked with it,
-    never to the library, which must cross-compile for a bare-metal target.
+    only the default of ``CFLAGS``, which the user replaces; ``warnings``
+    (``-W…``, ``-pedantic``) are what our own builds (``validate``) add to
+    ``CFLAGS`` to hold generated code to them, but a shipped Makefile does not
+    impose them on another compiler; ``host`` flags (``-pthread``) apply to the
+    host emulation and the programs linked with it, never to the library,
+    which must cross-compile for a bare-metal target.
     """
 
     standard: tuple[str, ...]
     optimisation: tuple[str, ...]
     host: tuple[str, ...]
     libraries: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def split(cls, cflags: tuple[str, ...], ldflags: tuple[str, ...]) -> BuildFlags:
         standard = tuple(flag for flag in cflags if flag.startswith("-std="))
         optimisation = tuple(flag for flag in cflags if flag.startswith("-O"))
-        host = tuple(flag for flag in cflags if flag not in standard and flag not in optimisation)
+        warnings = tuple(flag for flag in cflags if flag.startswith(("-W", "-pedantic")))
+        host = tuple(flag for flag in cflags if flag not in (*standard, *optimisation, *warnings))
         libraries = tuple(flag for flag in ldflags if flag not in host)
-        return cls(standard, optimisation, host, libraries)
+        return cls(standard, optimisation, host, libraries, warnings)
 
 
 def _words(items: list[str] | tuple[str, ...], indent: str = "    ") -> str:

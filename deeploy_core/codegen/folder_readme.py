@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.runtime_files import RuntimeFiles
 
 
-def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test: bool) -> str:
+def _call(api: NetworkApi) -> list[str]:
+    """The calling sequence in the network's own names (``--prefix``), with the caller's arena for ``--arena user``."""
+    if api.user_arena:
+        init = [
+            f"/* your buffer of {api.arena_bytes} bytes at a multiple of {api.arena_alignment}; between runs it is",
+            "   yours again (e.g. the arena of another network run after this one) */",
+            f"static unsigned char arena[{api.arena_bytes}] __attribute__((aligned({api.arena_alignment})));",
+            f"if ({api.init}(arena) != 0) {{ /* refused: NULL or misaligned */ }}",
+        ]
+    else:
+        init = [f"{api.init}();                                   /* once */"]
+    return [
+        "```c",
+        '#include <string.h>',
+        '#include "Network.h"',
+        "",
+        *init,
+        f"memcpy({api.inputs}[0], data, {api.inputs_bytes}[0]);",
+        f"{api.run}();                                    /* as often as needed */",
+        f"/* results: {api.outputs}[i], {api.outputs_bytes}[i] bytes each */",
+        "```",
+    ]
+
+
+def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test: bool,
+                  api: NetworkApi = DEFAULT_API) -> str:
     """The README text (no paths outside the folder, no dates: it must be the same on every compile)."""
     lines = [
         f"# {network} ({platform})",
@@ -30,14 +56,7 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
         "",
         "## Call",
         "",
-        "```c",
-        '#include "Network.h"',
-        "",
-        "InitNetwork();                                   /* once */",
-        "memcpy(DeeployNetwork_inputs[0], data, DeeployNetwork_inputs_bytes[0]);",
-        "RunNetwork();                                    /* as often as needed */",
-        "/* results: DeeployNetwork_outputs[i], DeeployNetwork_outputs_bytes[i] bytes each */",
-        "```",
+        *_call(api),
         "",
         "`report.json` describes the layers, the memory plan and the input/output types.",
     ]

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.build_files import BuildFlags, cmakelists, makefile
 from deeploy_core.codegen.folder_readme import folder_readme
 from deeploy_core.codegen.runtime_files import runtime_files
@@ -26,7 +27,7 @@ def build_flags(runtime: RuntimeLibrary) -> BuildFlags:
 
 
 def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, report: Mapping[str, Any],
-                 self_test: Mapping[str, str]) -> dict[str, str]:
+                 self_test: Mapping[str, str], api: NetworkApi = DEFAULT_API) -> dict[str, str]:
     """Build files, README and self-test sources by relative path (the generated ``files`` not included)."""
     placed = runtime_files(files, runtime)
     flags = build_flags(runtime)
@@ -37,16 +38,17 @@ def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, report: Mapp
         "Makefile": makefile(sources, placed, flags, has_test),
         "CMakeLists.txt": cmakelists(sources, placed, flags, has_test),
         "README.md": folder_readme(str(report.get("network", "network")), str(report.get("platform", "")), placed,
-                                   has_test),
+                                   has_test, api),
     }
     return dict(sorted(texts.items()))
 
 
 def write_build_folder(directory: Path, files: Mapping[str, str], runtime: RuntimeLibrary,
-                       report: Mapping[str, Any], self_test: Mapping[str, str]) -> list[Path]:
+                       report: Mapping[str, Any], self_test: Mapping[str, str],
+                       api: NetworkApi = DEFAULT_API) -> list[Path]:
     """Write the runtime copies, build files, README and self-test into ``directory``; returns the paths."""
     written: list[Path] = []
-    for name, text in folder_texts(files, runtime, report, self_test).items():
+    for name, text in folder_texts(files, runtime, report, self_test, api).items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -22,6 +22,7 @@ from deeploy_core.codegen.network_files import (
     SOURCE_NAME,
     WEIGHTS_HEADER,
     WEIGHTS_NAME,
+    check_placement,
     emit_header,
     emit_source,
     emit_weights,
@@ -63,6 +64,7 @@ class NetworkDeployer(Deployer):
         super().__init__(**options)
         self.compilation.platform = platform
         self.compilation.platform_name = platform.name
+        check_placement(self.compilation.settings.c_api, platform.placement, platform.name)  # before any work
 
     @property
     def platform(self) -> Platform:
@@ -96,7 +98,7 @@ class NetworkDeployer(Deployer):
 
     def parse(self) -> None:
         compilation = self.compilation
-        compilation.ctxt = build_context(compilation.graph)
+        compilation.ctxt = build_context(compilation.graph, compilation.settings.c_api.mangler_prefix)
         compilation.layers = map_nodes(compilation.graph, compilation.ctxt, self.platform,
                                        plugin_mappers(compilation.host, self.platform.name))
 
@@ -125,11 +127,12 @@ class NetworkDeployer(Deployer):
         headers = sorted({header for layer in compilation.layers for header in layer.binding.template.headers}
                          | set(compilation.code.headers))
         name = compilation.network_name
-        weights_header, weights_source = emit_weights(ctxt)
+        api = compilation.settings.c_api
+        weights_header, weights_source = emit_weights(ctxt, api)
         files = {
-            HEADER_NAME: emit_header(ctxt, plan, name),
+            HEADER_NAME: emit_header(ctxt, plan, name, api),
             SOURCE_NAME: emit_source(ctxt, plan, blocks, headers, name, compilation.code.definitions,
-                                     self.platform.placement),
+                                     self.platform.placement, api),
             WEIGHTS_HEADER: weights_header,
             WEIGHTS_NAME: weights_source,
         }
@@ -142,6 +145,7 @@ class NetworkDeployer(Deployer):
             runtime=network_runtime(self.platform.runtime, compilation.layers),
             inputs=[self._spec(name) for name in ctxt.graph_inputs],
             outputs=[self._spec(name) for name in ctxt.graph_outputs],
+            api=api,
         )
         return compilation.generated
 

@@ -20,6 +20,8 @@ from typing import Any, Mapping, Sequence
 
 from click.testing import CliRunner
 
+from deeploy_core.testing.folders import folder_files
+
 COMPILING_COMMANDS = ("compile", "validate", "analyze")
 """The commands that take a model and the compile options."""
 
@@ -53,11 +55,6 @@ class CliOutcome:
     def describe(self) -> str:
         """The invocation and its streams, for assertion messages."""
         return f"deeploy-core {' '.join(self.args)} -> exit {self.exit_code}\n{self.stdout}\n{self.stderr}"
-
-
-def _folder_files(folder: Path) -> dict[str, bytes]:
-    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()} \
-        if folder.is_dir() else {}
 
 
 class CliLab:
@@ -97,6 +94,6 @@ class CliLab:
         if command == "analyze":
             report = json.loads(outcome.stdout) if outcome.ok else None
             return CliOutcome(outcome.args, outcome.exit_code, outcome.stdout, outcome.stderr, report)
-        files = _folder_files(folder)
+        files = folder_files(folder)
         report = json.loads(files["report.json"]) if "report.json" in files and outcome.exit_code in (0, 1) else None
         return CliOutcome(outcome.args, outcome.exit_code, outcome.stdout, outcome.stderr, report, files)

@@ -1,4 +1,10 @@
-"""Building generated code with the system C compiler (never through a shell)."""
+"""Building generated code with the system C compiler (never through a shell).
+
+``validate`` builds with the output folder's own Makefile (``make program``),
+so the build every validation exercises is the one a user receives; only the
+runtime kernels come precompiled from a cache (the Makefile takes them as
+``RUNTIME_OBJS``/``HOST_OBJS``), since hundreds of validations share them.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,15 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from deeploy_core.codegen.output_folder import build_flags
+from deeploy_core.codegen.runtime_files import runtime_files
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.platform import RuntimeLibrary
-from deeploy_core.validate.harness import HARNESS_NAME, HARNESS_SOURCE
+from deeploy_core.validate.harness import HARNESS_NAME, harness_source
+
+PROGRAM_NAME = "network"
+"""The validation program ``make program`` links in the output folder."""
 
 
 class BuildError(DeeployError):
@@ -35,15 +46,15 @@ class Toolchain:
         return cls(compiler, tuple(shlex.split(os.environ.get("CFLAGS", ""))) + extra_flags)
 
 
-def _run(command: list[str], what: str) -> None:
-    result = subprocess.run(command, capture_output=True, text=True)
+def _run(command: list[str], what: str, environment: dict[str, str] | None = None) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, env=environment)
     if result.returncode != 0:
         lines = (result.stderr or result.stdout).strip().splitlines()
         raise BuildError(f"{what} failed (exit {result.returncode})", details=tuple(lines[:20]))
 
 
-def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Path) -> list[Path]:
-    """The runtime compiled to object files, cached by the hash of sources, headers and flags.
+def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Path) -> dict[Path, Path]:
+    """The runtime compiled to object files (source → object), cached by the hash of sources, headers and flags.
 
     Objects rather than a static archive: kernels call each other, and a
     single pass over an archive would depend on member order.
@@ -59,12 +70,12 @@ def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Pa
         for header in sorted(include.glob("*.h")):
             digest.update(header.read_bytes())
     target = cache_dir / f"runtime-{digest.hexdigest()[:16]}"
-    objects = [target / f"{index:03d}_{source.stem}.o" for index, source in enumerate(sorted(runtime.sources))]
-    if target.is_dir() and all(obj.exists() for obj in objects):
+    objects = {source: target / f"{index:03d}_{source.stem}.o" for index, source in enumerate(sorted(runtime.sources))}
+    if target.is_dir() and all(obj.exists() for obj in objects.values()):
         return objects
     build = cache_dir / f"build-{os.getpid()}-{digest.hexdigest()[:8]}"
     build.mkdir(parents=True, exist_ok=True)
-    for source, obj in zip(sorted(runtime.sources), objects):
+    for source, obj in objects.items():
         command = [*toolchain.compiler, *runtime.cflags, *toolchain.extra_flags]
         command += [f"-I{path}" for path in runtime.include_dirs] + ["-c", str(source), "-o", str(build / obj.name)]
         _run(command, f"compiling runtime {source.name}")
@@ -75,21 +86,34 @@ def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Pa
     return objects
 
 
+def _make_environment() -> dict[str, str]:
+    """The environment without an outer make's job-server and level variables (``make test`` runs pytest)."""
+    return {name: value for name, value in os.environ.items() if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
+
 def build_executable(
     generated: GeneratedNetwork, directory: Path, toolchain: Toolchain, cache_dir: Path | None = None
 ) -> Path:
-    """Write the generated files and the harness into ``directory`` and link the test program."""
+    """Write the output folder and the harness into ``directory`` and link the test program with its Makefile.
+
+    ``CFLAGS`` holds the platform's optimisation and warning flags (generated
+    code must compile without a warning) and the toolchain's extra flags;
+    with ``cache_dir`` the runtime kernels are linked from the object cache.
+    """
+    if shutil.which("make") is None:
+        raise DeeployError("'make' not found: validate builds the output folder with its Makefile; install make")
     generated.write(directory)
-    (directory / HARNESS_NAME).write_text(HARNESS_SOURCE, encoding="utf-8")
-    runtime = generated.runtime
-    sources = [directory / name for name in sorted(generated.files) if name.endswith(".c")] + [directory / HARNESS_NAME]
-    command = [*toolchain.compiler, *runtime.cflags, *toolchain.extra_flags, f"-I{directory}"]
-    command += [f"-I{path}" for path in runtime.include_dirs] + [str(path) for path in sources]
+    (directory / HARNESS_NAME).write_text(harness_source(generated.api), encoding="utf-8")
+    flags = build_flags(generated.runtime)
+    command = [
+        "make", "-s", "-C", str(directory), "program", f"PROGRAM={PROGRAM_NAME}", f"PROGRAM_SRCS={HARNESS_NAME}",
+        f"CC={shlex.join(toolchain.compiler)}",
+        f"CFLAGS={shlex.join([*flags.optimisation, *flags.warnings, *toolchain.extra_flags])}",
+    ]
     if cache_dir is not None:
-        command += [str(obj) for obj in runtime_objects(runtime, toolchain, cache_dir)]
-    else:
-        command += [str(path) for path in sorted(runtime.sources)]
-    executable = directory / "network"
-    command += ["-o", str(executable), *runtime.ldflags]
-    _run(command, "building the generated network")
-    return executable
+        objects = runtime_objects(generated.runtime, toolchain, cache_dir)
+        placed = runtime_files(generated.files, generated.runtime)
+        command += [f"RUNTIME_OBJS={shlex.join(str(objects[path]) for path in placed.library_sources.values())}",
+                    f"HOST_OBJS={shlex.join(str(objects[path]) for path in placed.host_sources.values())}"]
+    _run(command, "building the generated network", _make_environment())
+    return directory / PROGRAM_NAME

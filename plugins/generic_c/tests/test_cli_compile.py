@@ -11,6 +11,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from deeploy_core.testing.folders import folder_files
+
 ENV = {**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"}
 
 
@@ -86,8 +88,9 @@ def test_compiling_twice_gives_byte_identical_files(tmp_path: Path) -> None:
         )
         assert result.returncode == 0, result.stderr
         # timings.json holds wall-clock seconds: the one file that may differ between runs.
-        outputs.append({path.name: path.read_bytes() for path in sorted(out.iterdir()) if path.name != "timings.json"})
-    assert outputs[0].keys() == {"Network.c", "Network.h", "Network_weights.c", "Network_weights.h", "report.json"}
+        outputs.append(folder_files(out, leave_out={"timings.json"}))
+    assert {"Network.c", "Network.h", "Network_weights.c", "Network_weights.h", "report.json", "Makefile",
+            "CMakeLists.txt", "README.md", "runtime/include/dcg_kernels.h"} <= outputs[0].keys()
     assert outputs[0] == outputs[1]
 
 
@@ -101,8 +104,9 @@ def test_existing_output_folder_is_not_overwritten_without_force(tmp_path: Path)
     assert [p.name for p in out.iterdir()] == ["mine.txt"]
     forced = cli("compile", str(model), "-o", str(out), "--force")
     assert forced.returncode == 0, forced.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["Network.c", "Network.h", "Network_weights.c", "Network_weights.h",
-                                                     "report.json", "timings.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["CMakeLists.txt", "Makefile", "Network.c", "Network.h",
+                                                     "Network_weights.c", "Network_weights.h", "README.md",
+                                                     "report.json", "runtime", "timings.json"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "no staging folder left behind"
 
 
