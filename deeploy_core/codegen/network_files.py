@@ -200,6 +200,19 @@ def _arena_declaration(placement: StaticPlacement, api: NetworkApi, size: int) -
     return [*_section_macro("DC_ARENA_SECTION", api.arena_section)[:-1], f"{declaration[:-1]} DC_ARENA_SECTION;"]
 
 
+STANDARD_HEADERS = frozenset({
+    "assert.h", "ctype.h", "errno.h", "float.h", "inttypes.h", "limits.h", "math.h", "stdarg.h", "stdbool.h",
+    "stddef.h", "stdint.h", "stdio.h", "stdlib.h", "string.h",
+})
+"""C library headers a kernel template may name: included with ``<…>``, since the output folder does not hold
+them (a quoted include of one would search the folder first and reach the system only by fallback)."""
+
+
+def include_line(header: str) -> str:
+    """The ``#include`` of a header a template or placement names: ``<…>`` for the C library, ``"…"`` otherwise."""
+    return f"#include <{header}>" if header in STANDARD_HEADERS else f'#include "{header}"'
+
+
 def emit_source(
     ctxt: NetworkContext,
     plan: MemoryPlan,
@@ -231,7 +244,7 @@ def emit_source(
         *(["#include <string.h>"] if constants else []),
         f'#include "{HEADER_NAME}"',
         f'#include "{WEIGHTS_HEADER}"',
-        *[f'#include "{header}"' for header in sorted({*headers, *placement.headers})],
+        *[include_line(header) for header in sorted({*headers, *placement.headers})],
         "",
         f"/* {where[0].upper() + where[1:]} for every activation: {plan.arena_bytes} bytes (lower bound {plan.lower_bound}). */",
         *_arena_declaration(placement, api, arena_words * 8),
