@@ -135,7 +135,7 @@ def check_analyze(way: str, model: Path, *options: str) -> None:
                          requantisation_text(layer.get("requantization"))]
     memory = report["memory"]
     assert lines[title + 3 + len(layers)] == (
-        f"numberOfOps {report['numberOfOps']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
+        f"ops {report['number_of_ops']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
         f"arena {memory['arena_bytes']} B (lower bound {memory['lower_bound_bytes']} B, "
         f"allocator {memory['allocator']})")
     if "estimate" in report:

@@ -52,7 +52,7 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, quiet: bool
     print_table(console, table, fallback="plain", draw=draw)
     memory = report["memory"]
     console.print(
-        f"numberOfOps {report['numberOfOps']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
+        f"ops {report['number_of_ops']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
         f"arena {memory['arena_bytes']} B (lower bound {memory['lower_bound_bytes']} B, allocator {memory['allocator']})"
     )
     if estimate is not None:

@@ -51,10 +51,10 @@ def network_report(
     return {
         "network": name,
         "platform": platform,
-        "numberOfOps": sum(row["ops"] for row in rows),
+        "number_of_ops": sum(row["ops"] for row in rows),
         "macs": sum(row["macs"] for row in rows),
         "weight_bytes": sum(buffer.size_bytes for buffer in constants),
-        "worstCaseBufferSize": {"arena": plan.arena_bytes},
+        "worst_case_buffer_size": {"arena": plan.arena_bytes},
         "memory": plan.to_json(),
         "layers": rows,
         "warnings": list(warnings),

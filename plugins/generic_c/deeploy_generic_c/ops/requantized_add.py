@@ -41,6 +41,9 @@ from deeploy_generic_c.ops.integer import INLINE
 GROUPS = ("rqs1", "rqs2", "rqsOut")
 """The attribute prefixes: first input, second input, output."""
 
+REPORT_KEYS = ("rqs1", "rqs2", "rqs_out")
+"""How ``report.json``'s ``requantization`` names the groups of :data:`GROUPS` (its keys are snake_case)."""
+
 
 @dataclass(frozen=True)
 class RequantSpec:
@@ -97,7 +100,7 @@ class RequantizedAddParser(NodeParser):
         body = (f"{{ {first.statements('r1', f'{a.c_name}[o0]')} {second.statements('r2', f'{b.c_name}[o1]')} "
                 f"{out.statements('t', 'r1 + r2')} {y.c_name}[y] = ({y.dtype.c_type})t; }}")
         return {"code": element_loops(y, [a, b], body), "size": y.numel,
-                "requantization": {prefix: spec.describe() for prefix, spec in zip(GROUPS, (first, second, out))}}
+                "requantization": {key: spec.describe() for key, spec in zip(REPORT_KEYS, (first, second, out))}}
 
 
 SCHEMAS: tuple[CustomOpSchema, ...] = (CustomOpSchema("RequantizedAdd", shapes=requantized_add_shapes),)
