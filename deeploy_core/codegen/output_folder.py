@@ -17,7 +17,7 @@ from typing import Any
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.build_files import BuildFlags, cmakelists, makefile
 from deeploy_core.codegen.folder_readme import folder_readme
-from deeploy_core.codegen.runtime_files import runtime_files
+from deeploy_core.codegen.runtime_files import RuntimeFiles
 from deeploy_core.platform.runtime_library import RuntimeLibrary
 
 
@@ -26,10 +26,10 @@ def build_flags(runtime: RuntimeLibrary) -> BuildFlags:
     return BuildFlags.split(runtime.cflags, runtime.ldflags)
 
 
-def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, report: Mapping[str, Any],
+def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, placed: RuntimeFiles, report: Mapping[str, Any],
                  self_test: Mapping[str, str], api: NetworkApi = DEFAULT_API) -> dict[str, str]:
-    """Build files, README and self-test sources by relative path (the generated ``files`` not included)."""
-    placed = runtime_files(files, runtime)
+    """Build files, README and self-test sources by relative path (the generated ``files`` not included);
+    ``placed``: where the runtime files the network needs go (:func:`runtime_files`)."""
     flags = build_flags(runtime)
     sources = sorted(name for name in files if name.endswith(".c"))
     has_test = bool(self_test)
@@ -43,17 +43,17 @@ def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, report: Mapp
     return dict(sorted(texts.items()))
 
 
-def write_build_folder(directory: Path, files: Mapping[str, str], runtime: RuntimeLibrary,
+def write_build_folder(directory: Path, files: Mapping[str, str], runtime: RuntimeLibrary, placed: RuntimeFiles,
                        report: Mapping[str, Any], self_test: Mapping[str, str],
                        api: NetworkApi = DEFAULT_API) -> list[Path]:
     """Write the runtime copies, build files, README and self-test into ``directory``; returns the paths."""
     written: list[Path] = []
-    for name, text in folder_texts(files, runtime, report, self_test, api).items():
+    for name, text in folder_texts(files, runtime, placed, report, self_test, api).items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         written.append(path)
-    for name, source in runtime_files(files, runtime).copies().items():
+    for name, source in placed.copies().items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, path)

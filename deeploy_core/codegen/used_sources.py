@@ -80,6 +80,9 @@ def pasted_names(text: str) -> set[str]:
     return names
 
 
+_BRACES_AND_SEMICOLONS = re.compile(r"[{};]")
+
+
 def defined_functions(text: str) -> set[str]:
     """Functions the C file ``text`` defines with external linkage (file-scope ``name(...) {``, not ``static``),
     plus the names its macros paste together (:func:`pasted_names`)."""
@@ -87,9 +90,8 @@ def defined_functions(text: str) -> set[str]:
     defined: set[str] = set()
     depth = 0
     statement_start = 0
-    index = 0
-    while index < len(code):
-        char = code[index]
+    for mark in _BRACES_AND_SEMICOLONS.finditer(code):  # only these characters change the state below
+        char, index = mark.group(0), mark.start()
         if char == "{":
             if depth == 0:
                 head = code[statement_start:index]
@@ -101,9 +103,8 @@ def defined_functions(text: str) -> set[str]:
             depth -= 1
             if depth == 0:
                 statement_start = index + 1
-        elif char == ";" and depth == 0:
+        elif depth == 0:
             statement_start = index + 1
-        index += 1
     return defined | pasted_names(text)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.output_folder import write_build_folder
+from deeploy_core.codegen.runtime_files import RuntimeFiles, runtime_files
 from deeploy_core.platform import RuntimeLibrary
 
 
@@ -51,6 +53,12 @@ class GeneratedNetwork:
     stage part (e.g. ``tiling``: model build, solve, allocation).  Kept out of report.json, which must be
     byte-identical for the same model and options; :meth:`write_timings` puts them in a file of their own."""
 
+    @cached_property
+    def placed_runtime(self) -> RuntimeFiles:
+        """The runtime files the generated code needs and where the output folder holds them (found once: the
+        files are final when the network is generated)."""
+        return runtime_files(self.files, self.runtime)
+
     def write(self, directory: Path) -> list[Path]:
         """Write every file (and ``report.json``), the runtime copies, build files, README and self-test into
         ``directory``; returns the paths written.
@@ -68,7 +76,8 @@ class GeneratedNetwork:
         report = directory / "report.json"
         report.write_text(json.dumps(self.report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         written.append(report)
-        written += write_build_folder(directory, self.files, self.runtime, self.report, self.self_test, self.api)
+        written += write_build_folder(directory, self.files, self.runtime, self.placed_runtime, self.report,
+                                      self.self_test, self.api)
         self.timings.setdefault("stages", {})["write"] = time.perf_counter() - started
         return written
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deeploy_core.codegen.output_folder import build_flags
-from deeploy_core.codegen.runtime_files import runtime_files
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.platform import RuntimeLibrary
@@ -112,7 +111,7 @@ def build_executable(
     ]
     if cache_dir is not None:
         objects = runtime_objects(generated.runtime, toolchain, cache_dir)
-        placed = runtime_files(generated.files, generated.runtime)
+        placed = generated.placed_runtime
         command += [f"RUNTIME_OBJS={shlex.join(str(objects[path]) for path in placed.library_sources.values())}",
                     f"HOST_OBJS={shlex.join(str(objects[path]) for path in placed.host_sources.values())}"]
     _run(command, "building the generated network", _make_environment())
