@@ -29,6 +29,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SECTION = re.compile(r"[A-Za-z0-9_.$]+\Z")
 """Section names as GNU toolchains spell them; no quote or backslash can reach the C string literal."""
 _LONGEST_PREFIX = 40
+_SECTION_EXAMPLES = {"--weights-section": ".rodata.weights", "--arena-section": ".bss.arena"}
+"""A name of the right kind for each option: the arena is writable and zero-initialised, the weights read-only."""
 
 
 def check_prefix(prefix: str) -> str:
@@ -50,7 +52,7 @@ def check_section(option: str, section: str) -> str:
     """``section`` if it is a plain linker section name; a one-line :class:`DeeployError` otherwise."""
     if not _SECTION.match(section):
         raise DeeployError(f"{option} {section!r} is not a section name: use letters, digits, '.', '_' and '$' "
-                           f"(e.g. {option} .rodata.weights)")
+                           f"(e.g. {option} {_SECTION_EXAMPLES.get(option, '.rodata.weights')})")
     return section
 
 
