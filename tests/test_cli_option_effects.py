@@ -14,9 +14,12 @@ its ``--json`` print).
 
 Where an option has no visible effect on the usual test network, the entry
 uses a network or platform where it has one and says why in its ``reason``.
-Only options are enumerated: the MODEL argument is what every entry varies
-the options against.  Validate builds with ``CFLAGS=-O0``: the options'
-effects do not depend on optimisation, and it halves the build time.
+Compile's C-API and self-test options are judged on the built output folder
+(``make test``'s verdict, the sections of an object file; see
+``cli_effects_folder.py``).  Only options are enumerated: the MODEL argument
+is what every entry varies the options against.  Validate and ``make`` build
+with ``CFLAGS=-O0``: the options' effects do not depend on optimisation, and
+it halves the build time.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from deeploy_core.testing.models.option_models import (
     QDQ_OUTPUT_SCALE, dynamic_conv, integer_conv, qdq_conv, two_branch_mlp,
 )
 from deeploy_core.validate.reference import run_reference
+from tests.cli_effects_folder import make, object_sections, self_test_passes
 
 GROUP = "deeploy-core"
 LISTING_COMMANDS = ("supported-ops",)
@@ -98,6 +102,8 @@ class Workspace:
         np.savez(self.root / "uint8.npz", x=ramp * 7)           # uint8
         np.savez(self.root / "float.npz", x=ramp / 3)           # float32
         np.savez(self.root / "small_ints.npz", x=ramp * 3)      # 0..93: valid data for both int8 and uint8
+        np.savez(self.root / "int8_stored.npz", x=(ramp - 16).astype(np.int8))  # integers stored as such: the
+        np.savez(self.root / "uint8_stored.npz", x=(ramp * 7).astype(np.uint8))  # rule's types are tried first
         for name in ("a", "b"):
             np.savez(self.root / f"cnn_{name}.npz", x=rng.standard_normal((1, 3, 16, 16)).astype(np.float32))
         cnn_a = self.arrays("cnn_a.npz")
@@ -369,6 +375,11 @@ def check_quiet(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
 # -- checks of options that belong to one command ------------------------------------------------------------------
 
 
+Check = Callable[[Workspace, str, list[CliOutcome]], None]
+CFLAGS = ENVIRON["CFLAGS"]
+"""For ``make`` in a compile's output folder, which runs with nothing but ``PATH`` in its environment."""
+
+
 def check_inputs(workspace: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     reports(outcomes)
     for outcome, data in zip(outcomes, ("cnn_a.npz", "cnn_b.npz")):
@@ -407,10 +418,78 @@ def check_repeats(_: Workspace, command: str, outcomes: list[CliOutcome]) -> Non
     assert "over 1 run(s)" in outcomes[0].stdout and "over 4 run(s)" in outcomes[1].stdout
 
 
+def check_prefix(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    reports(outcomes[:2])
+    plain, prefixed = (outcome.text("Network.h") or "" for outcome in outcomes[:2])
+    for default, renamed in (("void InitNetwork(void);", "void kws_InitNetwork(void);"),
+                             ("void RunNetwork(void);", "void kws_RunNetwork(void);"),
+                             ("*DeeployNetwork_inputs[", "*kws_inputs["),
+                             ("#define DEEPLOY_NETWORK_ARENA_BYTES ", "#define kws_ARENA_BYTES ")):
+        assert default in plain and renamed not in plain and renamed in prefixed, renamed
+    assert not re.search(r"\b(InitNetwork|RunNetwork|DeeployNetwork_\w+|DEEPLOY_NETWORK_\w+)\b", prefixed)
+    weights = [re.findall(r"extern const \w+ (\w+)\[", outcome.text("Network_weights.h") or "")
+               for outcome in outcomes[:2]]
+    assert weights[0] and weights[1] == [f"kws_{name}" for name in weights[0]]
+    one_error(outcomes[2], r"^error: --prefix '9x' is not a C identifier")
+
+
+def check_arena(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    """The first two compiles carry --inputs: the self-test runs the network in its own arena and in a caller's."""
+    reports(outcomes[:2])
+    static, user = (outcome.text("Network.h") or "" for outcome in outcomes[:2])
+    assert "void InitNetwork(void);" in static and "int InitNetwork(void *arena);" in user
+    assert "ARENA_ALIGNMENT" not in static and re.search(r"#define DEEPLOY_NETWORK_ARENA_ALIGNMENT \d+\n", user)
+    arena_array = re.compile(r"static union \{ uint8_t bytes\[\d+\];")
+    code = network_c(outcomes[:2])
+    assert code and arena_array.search(code[0]) and not arena_array.search(code[1])
+    assert [self_test_passes(outcome, CFLAGS) for outcome in outcomes[:2]] == [True, True]
+    one_error(outcomes[2], r"^error: --arena user: platform 'pulp-cluster' places the arena itself")
+
+
+def check_weights_section(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    _, placed = reports(outcomes[:2])
+    attribute = '__attribute__((section(".rodata.dc_weights")))'
+    assert [attribute in (outcome.text("Network_weights.c") or "") for outcome in outcomes[:2]] == [False, True]
+    sections = [object_sections(outcome, "build/Network_weights.o", CFLAGS) for outcome in outcomes[:2]]
+    assert ".rodata.dc_weights" not in sections[0] and sections[1][".rodata.dc_weights"] == placed["weight_bytes"]
+    one_error(outcomes[2], r"^error: --weights-section 'rodata weights' is not a section name: .*"
+                           r"\(e\.g\. --weights-section \.rodata\.weights\)$")
+
+
+def check_arena_section(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    _, placed = reports(outcomes[:2])
+    attribute = '__attribute__((section(".bss.dc_arena")))'
+    assert [attribute in (outcome.text("Network.c") or "") for outcome in outcomes[:2]] == [False, True]
+    sections = [object_sections(outcome, "build/Network.o", CFLAGS) for outcome in outcomes[:2]]
+    assert ".bss.dc_arena" not in sections[0] and sections[1][".bss.dc_arena"] == placed["memory"]["arena_bytes"]
+    one_error(outcomes[2], r"^error: --arena-section 'bss arena' is not a section name: .*"
+                           r"\(e\.g\. --arena-section \.bss\.arena\)$")
+
+
+def check_compile_inputs(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    typed = reports(outcomes)
+    assert [report["layers"][0]["inputs"][0]["dtype"] for report in typed] == ["float32", "int8", "uint8"]
+    assert "input types from int8_stored.npz: x=int8" in outcomes[1].stderr
+    assert [sorted(name for name in outcome.files if name.startswith("selftest/")) for outcome in outcomes] == [
+        [], *[["selftest/dc_selftest_data.c", "selftest/dc_selftest_main.c"]] * 2]
+    absent = make(outcomes[0], "test", cflags=CFLAGS)
+    assert absent.returncode != 0 and "no self-test: compile with --inputs" in absent.stderr, absent.stderr
+    assert self_test_passes(outcomes[1], CFLAGS) and self_test_passes(outcomes[2], CFLAGS)
+
+
+def check_compile_outputs(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    assert [self_test_passes(outcome, CFLAGS) for outcome in outcomes[:3]] == [True, True, False]
+    one_error(outcomes[3], r"^error: --outputs needs --inputs")
+
+
+def self_test_verdicts(*passing: bool) -> Check:
+    """A check that ``make test`` passes (True) or reports a mismatch (False) in each run's output folder."""
+    def check(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+        assert [self_test_passes(outcome, CFLAGS) for outcome in outcomes] == list(passing)
+    return check
+
+
 # -- the effects tables --------------------------------------------------------------------------------------------
-
-
-Check = Callable[[Workspace, str, list[CliOutcome]], None]
 
 
 @dataclass(frozen=True)
@@ -676,6 +755,36 @@ OWN_EFFECTS: dict[tuple[str, str], Effect] = {
                                         reason="all runs must agree, which a deterministic network always does: "
                                              "what changes is the count the best time is taken over"),
     ("validate", "--build-dir"): Scenario(validate_build_dir),
+    ("compile", "--prefix"): Variants("cnn", ((), ("--prefix", "kws"), ("--prefix", "9x")), check_prefix),
+    ("compile", "--arena"): Variants("cnn", (("--inputs", "@cnn_a.npz"), ("--arena", "user", "--inputs", "@cnn_a.npz"),
+                                             ("--arena", "user", *CLUSTER)), check_arena),
+    ("compile", "--weights-section"): Variants(
+        "cnn", ((), ("--weights-section", ".rodata.dc_weights"), ("--weights-section", "rodata weights")),
+        check_weights_section),
+    ("compile", "--arena-section"): Variants(
+        "cnn", ((), ("--arena-section", ".bss.dc_arena"), ("--arena-section", "bss arena")), check_arena_section),
+    ("compile", "--inputs"): Variants(
+        "integer_conv", ((), ("--inputs", "@int8_stored.npz"), ("--inputs", "@uint8_stored.npz")),
+        check_compile_inputs,
+        reason="integer data stored as integers types an integer network's inputs as validate --inputs does "
+             "(whole numbers stored as floats try the declared float type first)"),
+    ("compile", "--outputs"): Variants("cnn", (("--inputs", "@cnn_a.npz"),
+                                               ("--inputs", "@cnn_a.npz", "--outputs", "@golden.npz"),
+                                               ("--inputs", "@cnn_a.npz", "--outputs", "@golden_wrong.npz"),
+                                               ("--outputs", "@golden.npz")), check_compile_outputs),
+    ("compile", "--atol"): Variants("cnn", (("--inputs", "@cnn_a.npz", "--outputs", "@golden_near.npz"),
+                                            ("--inputs", "@cnn_a.npz", "--outputs", "@golden_near.npz",
+                                             "--atol", "0.1")), self_test_verdicts(False, True)),
+    ("compile", "--rtol"): Variants("cnn", (("--inputs", "@cnn_a.npz", "--outputs", "@golden_scaled.npz",
+                                             "--atol", "0"),
+                                            ("--inputs", "@cnn_a.npz", "--outputs", "@golden_scaled.npz",
+                                             "--atol", "0", "--rtol", "0.05")), self_test_verdicts(False, True)),
+    ("compile", "--lsb-tolerance"): Variants(
+        "qdq_conv", tuple(("--inputs", "@qdq_inputs.npz", "--outputs", "@qdq_golden_one_step.npz", *extra)
+                          for extra in ((), ("--lsb-tolerance", "1"), ("--lsb-tolerance", "0.5"),
+                                        ("--quantization", "fixed-point"))),
+        self_test_verdicts(False, True, False, True),
+        reason="the last run shows the default of 1 step with --quantization fixed-point"),
     ("analyze", "--json"): Scenario(analyze_json),
 }
 """Options of one command."""
