@@ -21,7 +21,6 @@ shows).  Exit code 1 when a network fails to compile or build.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -34,14 +33,13 @@ from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_test
 from deeploy_core.testing.section_sizes import SectionSizes, measure_members
 
 COLUMNS = ("net text", "net rodata", "kernels text", "kernels rodata", "data", "bss")
-_BUILD_ORDER = re.compile(r"^\d+_")  # the numbered object names of a folder built without a Makefile
 
 
 def split_library(members: dict[str, SectionSizes], generated_stems: set[str]) -> tuple[SectionSizes, SectionSizes]:
     """(network, kernels): members compiled from the generated sources, and all the others."""
     network = kernels = SectionSizes()
     for name, sizes in members.items():
-        if _BUILD_ORDER.sub("", Path(name).stem) in generated_stems:
+        if Path(name).stem in generated_stems:
             network += sizes
         else:
             kernels += sizes
@@ -72,7 +70,7 @@ def row_of(peer: PeerTest, targets: list[CrossTarget], host: PluginHost, scratch
     stems = {Path(name).stem for name in generated.files if name.endswith(".c") and "/" not in name}
     row = [peer.name]
     for target in targets:
-        library = build_library(folder, target, build_dir=f"build-{target.name}", runtime=generated.runtime)
+        library = build_library(folder, target, build_dir=f"build-{target.name}")
         row += cells(*split_library(measure_members(target.size_tool, library), stems))
     return row
 

@@ -21,7 +21,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from deeploy_core.platform.runtime_library import RuntimeLibrary
 
 LIBRARY = "libnetwork.a"
 """The static library the output folder's Makefile builds (target ``all``)."""
@@ -88,8 +87,7 @@ class CrossBuildError(Exception):
     """``make`` failed for a target; the message carries the compiler's first lines (warnings are errors)."""
 
 
-def build_library(folder: Path, target: CrossTarget, jobs: int = 2, build_dir: str | None = None,
-                  runtime: RuntimeLibrary | None = None) -> Path:
+def build_library(folder: Path, target: CrossTarget, jobs: int = 2, build_dir: str | None = None) -> Path:
     """Build ``folder``'s static library for ``target`` with its own Makefile; return the archive's path.
 
     ``CC``, ``AR`` and ``CFLAGS`` are given on the command line exactly as a
@@ -109,42 +107,11 @@ def build_library(folder: Path, target: CrossTarget, jobs: int = 2, build_dir: s
         command.append(f"OBJDIR={build_dir}")
     (folder / LIBRARY).unlink(missing_ok=True)
     if not (folder / "Makefile").is_file():
-        return _build_without_makefile(folder, target, build_dir or "build", runtime)
+        raise CrossBuildError(f"{folder} has no Makefile: write it with compile -o (GeneratedNetwork.write)")
     result = subprocess.run([*command, LIBRARY], capture_output=True, text=True)
     output = (result.stderr + result.stdout).strip()
     if result.returncode != 0 or output:
         lines = output.splitlines()[:20]
         raise CrossBuildError(f"{target.name} build of {folder.name} failed (exit {result.returncode}):\n"
                               + "\n".join(lines))
-    return folder / LIBRARY
-
-
-def _run_silent(command: list[str], what: str, directory: Path) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, cwd=directory)
-    output = (result.stderr + result.stdout).strip()
-    if result.returncode != 0 or output:
-        raise CrossBuildError(f"{what} failed (exit {result.returncode}):\n" + "\n".join(output.splitlines()[:20]))
-
-
-def _build_without_makefile(folder: Path, target: CrossTarget, build_dir: str, runtime: RuntimeLibrary | None) -> Path:
-    """A folder written before ``compile -o`` wrote build files: the same library, built by hand.
-
-    The generated sources and the platform's runtime sources (read where the
-    plugin installed them) are compiled one by one with the Makefile's
-    command line, and archived into ``folder/libnetwork.a``.
-    """
-    if runtime is None:
-        raise CrossBuildError(f"{folder} has no Makefile and no runtime library was given to build it with")
-    objects = folder / build_dir
-    objects.mkdir(parents=True, exist_ok=True)
-    includes = ["-I.", *(f"-I{path}" for path in runtime.include_dirs)]
-    standard = [flag for flag in runtime.cflags if flag.startswith("-std=")]
-    sources = [*sorted(folder.glob("*.c")), *sorted(runtime.sources)]
-    built = []
-    for index, source in enumerate(sources):
-        obj = objects / f"{index:03d}_{source.stem}.o"
-        _run_silent([target.compiler, *includes, *standard, *target.cflags, "-c", str(source), "-o", str(obj)],
-                    f"{target.name}: compiling {source.name}", folder)
-        built.append(str(obj))
-    _run_silent([target.archiver, "rcs", LIBRARY, *built], f"{target.name}: archiving", folder)
     return folder / LIBRARY

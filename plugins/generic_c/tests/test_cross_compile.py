@@ -48,7 +48,7 @@ def test_peer_library_cross_compiles_without_warnings(peer, generic_c_host: Plug
                                  generic_c_host)
     generated.write(tmp_path)
     for target in AVAILABLE:
-        library = build_library(tmp_path, target, build_dir=f"build-{target.name}", runtime=generated.runtime)
+        library = build_library(tmp_path, target, build_dir=f"build-{target.name}")
         missing = set(ENTRY_POINTS) - _defined_symbols(target, library)
         assert not missing, f"{target.name}: {library.name} does not define {sorted(missing)}"
         assert measure(target.size_tool, library).text > 0
