@@ -5,7 +5,9 @@ reader sees it: ``.. code-block:: LANG`` directives (with their ``:caption:``,
 which names the file a block is), Markdown fences in the README, and the
 forms that carry no language (``::`` literal blocks, bare ``>>>`` paragraphs),
 which are reported so that a test can refuse them: a block without a language
-cannot be run, so the docs must not have any.
+cannot be run, so the docs must not have any.  A page's ``.. include::``
+directives are followed: the included file's blocks belong to the page, at
+the place of the directive (named by the included file and its own lines).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ BARE_DOCTEST = "(bare doctest)"
 _DIRECTIVE = re.compile(r"^(?P<indent>\s*)\.\.\s+(?:code-block|code|sourcecode)::\s*(?P<language>\S*)\s*$")
 _OPTION = re.compile(r"^\s+:(?P<name>[\w-]+):\s*(?P<value>.*)$")
 _FENCE = re.compile(r"^(?P<indent>\s*)```(?P<language>[\w+-]*)\s*$")
+_INCLUDE = re.compile(r"^\s*\.\.\s+include::\s*(?P<path>\S+)\s*$")
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,11 @@ def _rst_blocks(page: str, lines: list[str]) -> list[CodeBlock]:
     index = 0
     while index < len(lines):
         line = lines[index]
+        included = _INCLUDE.match(line)
+        if included:
+            blocks += read_blocks((REPO / page).parent / included["path"])
+            index += 1
+            continue
         directive = _DIRECTIVE.match(line)
         literal = not directive and line.rstrip().endswith("::") and not line.lstrip().startswith("..")
         if not directive and not literal:
@@ -125,9 +133,9 @@ def _markdown_blocks(page: str, lines: list[str]) -> list[CodeBlock]:
 
 
 def read_blocks(path: Path) -> list[CodeBlock]:
-    """The code blocks of one page, in document order."""
+    """The code blocks of one page, in document order (those of the files it includes where it includes them)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    page = page_name(path)
+    page = page_name(path.resolve())
     return _markdown_blocks(page, lines) if path.suffix == ".md" else _rst_blocks(page, lines)
 
 

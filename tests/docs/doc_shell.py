@@ -25,8 +25,18 @@ folder:
 ``make TARGET``
    ``make -n``: the target exists and its recipe expands (running ``make
    test`` from the test suite would run the suite inside itself).
+``make -C FOLDER …`` (a folder the page wrote, e.g. a compile's output)
+   run for real in that folder: the generated Makefile builds the library,
+   the self-test or a program.  When a ``CC=…`` argument names a compiler
+   that is not installed (a cross compiler), ``make -n`` instead: the recipe
+   expands and nothing is built.
+``cmake``
+   run for real; without cmake installed, only checked: ``-S FOLDER`` holds a
+   ``CMakeLists.txt``.
 ``cc``/``gcc`` and ``./PROGRAM``
    run, with glob patterns expanded in the working folder as a shell would.
+``cat FILE``
+   prints the file (pages show generated files this way).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import importlib.metadata
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -103,8 +114,10 @@ class DocShell:
             "pip": self._pip,
             "pytest": self._pytest,
             "make": self._make,
+            "cmake": self._cmake,
             "cc": self._compiler,
             "gcc": self._compiler,
+            "cat": self._cat,
         }
 
     @staticmethod
@@ -112,7 +125,7 @@ class DocShell:
         """Whether a command names a program this shell can run (checked before anything runs)."""
         name = _program_name(command.argv[0])
         return name.startswith("./") or name in {"deeploy-core", "python", "python3", "pip", "pytest", "make",
-                                                 "cc", "gcc"}
+                                                 "cmake", "cc", "gcc", "cat"}
 
     def run(self, command: DocCommand) -> subprocess.CompletedProcess[str]:
         name = _program_name(command.argv[0])
@@ -160,7 +173,45 @@ class DocShell:
         return usage
 
     def _make(self, command: DocCommand) -> subprocess.CompletedProcess[str]:
-        return self._exec(["make", "-n", "-C", str(REPO), *command.argv[1:]], command)
+        args = list(command.argv[1:])
+        folder = self._make_folder(command, args)
+        if folder is None:
+            return self._exec(["make", "-n", "-C", str(REPO), *args], command)
+        compilers = [arg.split("=", 1)[1] for arg in args if arg.startswith("CC=")]
+        installed = all(shutil.which(shlex.split(compiler)[0]) for compiler in compilers if compiler.strip())
+        return self._exec(["make", *([] if installed else ["-n"]), *args], command)
+
+    def _make_folder(self, command: DocCommand, args: list[str]) -> Path | None:
+        """The folder of the working folder that ``make -C FOLDER`` names (None: the checkout's own Makefile)."""
+        folders = [args[index + 1] for index, arg in enumerate(args[:-1]) if arg == "-C"]
+        folders += [arg[2:] for arg in args if arg.startswith("-C") and len(arg) > 2]
+        if not folders:
+            return None
+        if len(folders) > 1 or Path(folders[0]).is_absolute() or ".." in Path(folders[0]).parts:
+            raise AssertionError(f"{command.where}: make -C takes one folder the page wrote ({command.text})")
+        folder = self.folder / folders[0]
+        if not (folder / "Makefile").is_file():
+            raise AssertionError(f"{command.where}: {folders[0]!r} holds no Makefile ({command.text})")
+        return folder
+
+    def _cmake(self, command: DocCommand) -> subprocess.CompletedProcess[str]:
+        if shutil.which("cmake") is not None:
+            return self._exec(list(command.argv), command)
+        args = list(command.argv[1:])
+        sources = [args[index + 1] for index, arg in enumerate(args[:-1]) if arg == "-S"]
+        for source in sources:
+            if not (self.folder / source / "CMakeLists.txt").is_file():
+                raise AssertionError(f"{command.where}: {source!r} holds no CMakeLists.txt ({command.text})")
+        return _completed(list(command.argv))
+
+    def _cat(self, command: DocCommand) -> subprocess.CompletedProcess[str]:
+        texts = []
+        for name in command.argv[1:]:
+            path = self.folder / name
+            if name.startswith("-") or not path.is_file():
+                raise AssertionError(f"{command.where}: cat {name!r}: no such file in the working folder")
+            texts.append(path.read_text(encoding="utf-8"))
+        return _completed(list(command.argv), "".join(texts))
 
     def _compiler(self, command: DocCommand) -> subprocess.CompletedProcess[str]:
         argv = [command.argv[0]]
