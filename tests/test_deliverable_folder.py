@@ -159,3 +159,36 @@ def test_the_folder_readme_names_the_compiled_api(tmp_path: Path) -> None:
     assert "InitNetwork();" in plain_readme and "DeeployNetwork_inputs[0]" in plain_readme
     assert "kws_InitNetwork(arena)" in named_readme and "kws_ARENA_ALIGNMENT" in named_readme
     assert "DeeployNetwork_" not in named_readme
+
+
+def test_another_compiler_or_flags_rebuild_the_objects(tmp_path: Path) -> None:
+    """The objects remember what built them: ``make CC=… CFLAGS=…`` after a host build must not reuse them."""
+    outcome = compile_folder(tmp_path, tiny_model(tmp_path), tmp_path / "out")
+    assert outcome.ok, outcome.describe()
+    folder = tmp_path / "out"
+    assert bare_make(folder, CFLAGS="-O0").returncode == 0
+    assert bare_make(folder, "-q", "libnetwork.a", CFLAGS="-O0").returncode == 0, "same flags: up to date"
+    assert bare_make(folder, "-q", "libnetwork.a", CFLAGS="-O1").returncode == 1, "other flags: out of date"
+    assert bare_make(folder, "-q", "libnetwork.a", CC="gcc", CFLAGS="-O1").returncode == 1, "other compiler"
+
+
+def test_two_prefixed_folders_build_in_one_cmake_project(tmp_path: Path) -> None:
+    """``--prefix`` names the CMake targets too, so two folders can be ``add_subdirectory()``-ed side by side."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        pytest.skip("cmake not installed (Debian package cmake)")
+    model = tiny_model(tmp_path)
+    for prefix in ("left", "right"):
+        outcome = compile_folder(tmp_path, model, tmp_path / "project" / prefix, "--prefix", prefix)
+        assert outcome.ok, outcome.describe()
+    (tmp_path / "project" / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.13)\nproject(firmware LANGUAGES C)\n"
+        "add_subdirectory(left)\nadd_subdirectory(right)\n", encoding="utf-8")
+    build = tmp_path / "cmake-build"
+    configured = subprocess.run([cmake, "-S", str(tmp_path / "project"), "-B", str(build)], capture_output=True,
+                                text=True, env=BARE_ENVIRONMENT)
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    compiled = subprocess.run([cmake, "--build", str(build), "--target", "left_network", "right_network"],
+                              capture_output=True, text=True, env=BARE_ENVIRONMENT)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert (build / "left" / "libleft_network.a").is_file() and (build / "right" / "libright_network.a").is_file()

@@ -31,7 +31,7 @@ def _call(api: NetworkApi) -> list[str]:
 
 
 def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test: bool,
-                  api: NetworkApi = DEFAULT_API) -> str:
+                  api: NetworkApi = DEFAULT_API, cmake_target: str = "network") -> str:
     """The README text (no paths outside the folder, no dates: it must be the same on every compile)."""
     lines = [
         f"# {network} ({platform})",
@@ -44,15 +44,17 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
         "```sh",
         "make                                   # libnetwork.a (C99)",
         "make CC=arm-none-eabi-gcc CFLAGS='-mcpu=cortex-m4 -mthumb -Os'   # cross-compile; include paths stay",
+        "                                       # (objects are rebuilt when CC or the flags change)",
     ]
     if self_test:
         lines.append("make test                              # build and run the self-test")
     lines += [
-        "cmake -S . -B build && cmake --build build   # the same library as CMake target `network`",
+        f"cmake -S . -B cmake-build && cmake --build cmake-build   # the same library as CMake target `{cmake_target}`",
         "```",
         "",
         "Or add the folder to your own build: compile `Network.c`, `Network_weights.c` and `runtime/src/*.c`",
-        "with `-I. -Iruntime/include` and `-std=c99`.",
+        "with `-I. -Iruntime/include` and `-std=c99`"
+        + (" (a host program adds `runtime/host/*.c` with `-Iruntime/host -pthread`)." if runtime.host_sources else "."),
         "",
         "## Call",
         "",
@@ -70,7 +72,7 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
             "the DMA).  On a chip, the SDK implements that header.  `runtime/host` implements it on a Linux host",
             "(threads for cores, guarded memories, deferred DMA) so that the network can be tested on a PC: the",
             "Makefile links it into the self-test and `program`, never into `libnetwork.a`; CMake builds it as",
-            "`network_host` (turn it off with `-DNETWORK_HOST_EMULATION=OFF`).",
+            f"`{cmake_target}_host` (turn it off with `-DNETWORK_HOST_EMULATION=OFF`).",
         ] if any(path.endswith("pulp_hal.h") for path in runtime.headers) else [
             "",
             "## Host emulation",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
-from deeploy_core.codegen.build_files import BuildFlags, cmakelists, makefile
+from deeploy_core.codegen.build_files import BuildFlags, cmake_target, cmakelists, makefile
 from deeploy_core.codegen.folder_readme import folder_readme
 from deeploy_core.codegen.runtime_files import RuntimeFiles
 from deeploy_core.platform.runtime_library import RuntimeLibrary
@@ -36,9 +36,9 @@ def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, placed: Runt
     texts = {
         **self_test,
         "Makefile": makefile(sources, placed, flags, has_test),
-        "CMakeLists.txt": cmakelists(sources, placed, flags, has_test),
+        "CMakeLists.txt": cmakelists(sources, placed, flags, has_test, cmake_target(api.prefix)),
         "README.md": folder_readme(str(report.get("network", "network")), str(report.get("platform", "")), placed,
-                                   has_test, api),
+                                   has_test, api, cmake_target(api.prefix)),
     }
     return dict(sorted(texts.items()))
 
