@@ -33,12 +33,13 @@ stacked blocks fit)::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
-from ortools.sat.python import cp_model
+if TYPE_CHECKING:  # only the types: importing OR-tools costs a quarter second that untiled compiles never need
+    from ortools.sat.python import cp_model
 
-#: A block size in the model: an integer or an affine expression of the tiler's variables.
-SizeExpression = cp_model.LinearExprT
+    #: A block size in the model: an integer or an affine expression of the tiler's variables.
+    SizeExpression = cp_model.LinearExprT
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import onnx
-import onnxruntime as ort
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.lowering.qdq_reference import fused_qdq_model
 
+if TYPE_CHECKING:  # imported where a session is made: compile and analyze never run the reference
+    import onnxruntime as ort
+
 
 def reference_session(model: Path | bytes) -> ort.InferenceSession:
     """An ONNX Runtime CPU session for ``model`` (a file or serialised bytes): no graph optimisations, one thread."""
+    import onnxruntime as ort
+
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1

@@ -17,12 +17,13 @@ sizes the tiler picks always have a placement. The tiler reads back the order
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
-
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING, Sequence
 
 from deeploy_core.plugin_api import AllocationProblem, AllocationSolution, ModelBlock
 from deeploy_tetris.random_order import TetrisRandomAllocator, peak_of
+
+if TYPE_CHECKING:  # the solver is imported where it runs: loading the plugin must stay cheap
+    from ortools.sat.python import cp_model
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class TetrisCoOptAllocator:
     def _improve(self, problem: AllocationProblem, hint: dict[str, int], hint_peak: int
                  ) -> tuple[dict[str, int], int, bool] | None:
         """Minimise the peak below the hint's; None when the solver found nothing at all."""
+        from ortools.sat.python import cp_model
+
         align = problem.alignment
         top = hint_peak if problem.capacity is None else max(hint_peak, problem.capacity)
         model = cp_model.CpModel()
