@@ -49,12 +49,16 @@ CONFIGURATIONS: tuple[Configuration, ...] = (
 IGNORED_REPORT_KEYS: tuple[str, ...] = (
     "layers[].code_transformations",
     "options",
+    "provenance",
 )
 """report.json keys that a change may add without changing the compiler's output: removed before digesting.
 
 ``layers[].code_transformations``: the names of the code transformations that ran on each layer, in order
 (issue 18 item 4, recorded from then on).  ``options``: the option values each selected extension was made with
-(issue 18 item 3).  A path is dot-separated keys; ``[]`` applies the rest to every item of a list."""
+(issue 18 item 3).  ``provenance``: the tool's, plugins' and model's identity (issue 20 item 5; it holds versions,
+which a release changes without changing the code).  A path is dot-separated keys; ``[]`` applies the rest to every
+item of a list.  A key rename (``deeploy_core.report.migration``) changes every report digest: digests written
+before one do not compare with those after it."""
 
 REPORT = "report.json"
 

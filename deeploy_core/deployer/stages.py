@@ -38,6 +38,13 @@ class TimedResult(Protocol):
     timings: dict[str, dict[str, float]]
 
 
+@runtime_checkable
+class ReportedResult(Protocol):
+    """A deployment result with a ``report.json`` to fill (:class:`~deeploy_core.network.GeneratedNetwork`)."""
+
+    report: dict[str, Any]
+
+
 class StageDriver:
     """Mixin with the one method that runs every stage in order on ``self``."""
 
@@ -75,6 +82,9 @@ class StageDriver:
         ``after_stage(stage, deployer)`` runs after each one (e.g. to export
         state).  When the result keeps ``timings`` (:class:`TimedResult`), the
         seconds of every stage go into ``timings["stages"]``, in stage order.
+        When it has a report (:class:`ReportedResult`), the report gets the
+        compile's ``options`` and ``provenance`` here, whatever deployer or
+        wrappers made it: the driver is the one place every compile passes.
         """
         receiver = as_progress(progress)
         compilation = self.compilation
@@ -94,4 +104,17 @@ class StageDriver:
             compilation.progress = SILENT_PROGRESS
         if isinstance(result, TimedResult):
             result.timings[STAGE_TIMINGS] = seconds
+        if isinstance(result, ReportedResult):
+            self._record_compile(result.report)
         return result
+
+    def _record_compile(self, report: dict[str, Any]) -> None:
+        """Add what the compile was made of: the extensions' resolved ``options`` and the ``provenance``."""
+        from deeploy_core.report.provenance import report_provenance, taking_part
+
+        compilation = self.compilation
+        operators = [layer.mapper.extension for layer in compilation.layers if layer.mapper.extension]
+        report["options"] = compilation.extension_options.to_report()
+        report["provenance"] = report_provenance(
+            compilation.model, compilation.host,
+            taking_part(compilation.platform_name, compilation.extension_options, operators))

@@ -39,6 +39,9 @@ class NodeMapper:
     name: str = ""
     tile_constraint: TileConstraint | None = None
     runtime: KernelRuntime | None = None
+    extension: str = field(default="", compare=False)
+    """The operator extension that supplied this mapper ("" for a platform's own); the core sets it when it makes
+    an operator plugin's mapper, so that ``report.json``'s provenance can name the plugins whose kernels ran."""
 
     def label(self) -> str:
         """How reports name this alternative."""

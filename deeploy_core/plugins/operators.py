@@ -62,7 +62,7 @@ def operator_variants(host: PluginHost, platform_name: str | None = None) -> lis
 
 
 def create_operator_mapper(host: PluginHost, extension: OperatorExtension) -> NodeMapper:
-    """The extension's mapper, carrying the extension's tile constraint and C files.
+    """The extension's mapper, carrying the extension's tile constraint and C files, and the extension's name.
 
     What the mapper itself declares comes first; the descriptor fills in what
     it leaves open.
@@ -75,7 +75,7 @@ def create_operator_mapper(host: PluginHost, extension: OperatorExtension) -> No
                             runtime.include_dirs + tuple(p for p in extension.include_dirs
                                                          if p not in runtime.include_dirs))
     constraint = mapper.tile_constraint if mapper.tile_constraint is not None else _tile_constraint(host, extension)
-    return replace(mapper, tile_constraint=constraint, runtime=runtime or None)
+    return replace(mapper, tile_constraint=constraint, runtime=runtime or None, extension=extension.name)
 
 
 def _tile_constraint(host: PluginHost, extension: OperatorExtension) -> TileConstraint | None:
