@@ -11,6 +11,7 @@ import click
 from deeploy_core.cli.analyze_command import analyze_command
 from deeploy_core.cli.compile_command import compile_command
 from deeploy_core.cli.plugins_command import plugins_command
+from deeploy_core.cli.schema_command import schema_command
 from deeploy_core.cli.supported_ops_command import supported_ops_command
 from deeploy_core.cli.validate_command import validate_command
 from deeploy_core.cli.session import CliSession
@@ -56,7 +57,8 @@ def cli(ctx: click.Context, no_plugins: bool, disabled: tuple[str, ...], trace_p
     )
 
 
-for command in (plugins_command, compile_command, validate_command, analyze_command, supported_ops_command):
+for command in (plugins_command, compile_command, validate_command, analyze_command, supported_ops_command,
+                schema_command):
     cli.add_command(command)
 
 

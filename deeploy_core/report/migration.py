@@ -3,8 +3,10 @@
 Reports are kept and reused (``--tiling-from``, scripts that compare two
 compiles), so a rename must not orphan the ones already on disk.  The table
 below is the single record of what was renamed: :func:`upgrade_report` applies
-it to a report of any age.  No logic depends on which names a report used;
-everything reads the current names after the upgrade.
+it to a report of any age, and the migration note of docs/report.rst is
+checked against it (``tests/test_report_schema.py``).  No logic depends on
+which names a report used; everything reads the current names after the
+upgrade.
 """
 
 from __future__ import annotations

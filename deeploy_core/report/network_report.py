@@ -45,7 +45,8 @@ def layer_rows(layers: list[Layer], ctxt: NetworkContext) -> list[dict[str, Any]
 def network_report(
     name: str, platform: str, layers: list[Layer], ctxt: NetworkContext, plan: MemoryPlan, warnings: list[str]
 ) -> dict[str, Any]:
-    """Everything ``report.json`` holds."""
+    """The platform deployer's part of ``report.json``; the stage driver adds ``options`` and ``provenance``, and
+    wrappers their own sections (``report.schema.json`` beside this module lists every key)."""
     rows = layer_rows(layers, ctxt)
     constants = ctxt.of_kind(BufferKind.CONSTANT)
     return {

@@ -16,6 +16,23 @@ from deeploy_core.testing.loading import PluginLoadFailed, require_loaded
 
 __all__ = ["PluginLoadFailed"]
 
+REPORT_CHECK_OPTION = "deeploy_core_check_reports"
+"""The ini option that validates every report.json a session writes (:mod:`deeploy_core.testing.report_schema`; it
+needs jsonschema, so that module is imported only when the option is on)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(REPORT_CHECK_OPTION, type="bool", default=False,
+                  help="Validate every report.json the session writes against deeploy-core's report schema "
+                       "(needs jsonschema).")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getini(REPORT_CHECK_OPTION):
+        from deeploy_core.testing.report_schema import register
+
+        register(config, REPORT_CHECK_OPTION)
+
 
 @pytest.fixture
 def plugin_host() -> PluginHost:
