@@ -188,3 +188,10 @@ def test_a_narrow_terminal_falls_back_even_for_a_short_table() -> None:
     output = run_text("terminal", "plugins", columns=40).stdout
     no_box_drawing(output)
     assert "plugin:       generic-c" in output.splitlines()
+
+
+def test_requantisation_text_summarises_requantized_add_by_its_output_group() -> None:
+    """RequantizedAdd reports three groups (``rqs1``, ``rqs2``, ``rqs_out``); the column shows the output's."""
+    group = {"shift": 4, "range": [-128, 127], "mul": 3, "add": 1}
+    requant = {"rqs1": {**group, "shift": 2}, "rqs2": {**group, "shift": 3}, "rqs_out": group}
+    assert requantisation_text(requant) == ">>4 [-128, 127]"

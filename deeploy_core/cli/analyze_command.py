@@ -75,6 +75,8 @@ def requantisation_text(requant: dict | None) -> str:
     """A short summary: ``>>S [lo, hi]`` (shift range when per channel) or ``q s=… z=…`` for QuantizeLinear."""
     if not requant:
         return "-"
+    if "rqs_out" in requant:  # RequantizedAdd: a group per input and the sum's, whose range is the output's
+        return requantisation_text(requant["rqs_out"])
     if "shift" not in requant:
         scale, zero = requant["scale"], requant["zero_point"]
         scale_text = f"{len(scale)} scales" if isinstance(scale, list) else f"s={scale:.4g}"
