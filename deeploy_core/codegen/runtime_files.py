@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from deeploy_core.codegen.network_files import WEIGHT_FILES
 from deeploy_core.codegen.used_sources import header_closure, used_sources
 from deeploy_core.platform.runtime_library import RuntimeLibrary
 
@@ -50,11 +51,13 @@ def _placed(folder: str, files: tuple[Path, ...]) -> dict[str, Path]:
 
 def runtime_files(generated: Mapping[str, str], runtime: RuntimeLibrary) -> RuntimeFiles:
     """What of ``runtime`` the generated files (name → C text) need, placed in the output folder."""
-    generated_c = [text for name, text in sorted(generated.items()) if name.endswith((".c", ".h"))]
+    # The weight files are data alone (and most of a big network's text): nothing there calls or includes a kernel.
+    generated_c = [text for name, text in sorted(generated.items())
+                   if name.endswith((".c", ".h")) and name not in WEIGHT_FILES]
     host = tuple(sorted(set(runtime.host_sources) & set(runtime.sources)))
     needed = used_sources(generated_c, [path for path in runtime.sources if path not in host])
     host_needed = used_sources(generated_c, host)
-    library_texts = {f"generated/{name}": text for name, text in generated.items()}
+    library_texts = {f"generated/{name}": text for name, text in generated.items() if name not in WEIGHT_FILES}
     origins: dict[str, Path] = {}
     for path in needed:
         library_texts[str(path)] = path.read_text(encoding="utf-8")
