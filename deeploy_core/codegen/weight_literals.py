@@ -13,13 +13,16 @@ Integers are written in decimal.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 PER_LINE = 16
 """Values per line of an initializer."""
 _CHUNK = 1 << 20
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-_BIT_PATTERNS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
+_BIT_PATTERNS: dict[np.dtype[Any], np.dtype[Any]] = {np.dtype(np.float32): np.dtype(np.uint32),
+                                                     np.dtype(np.float64): np.dtype(np.uint64)}
 
 
 def _hex_words(words: np.ndarray) -> bytes:
