@@ -20,7 +20,6 @@ import numpy as np
 PER_LINE = 16
 """Values per line of an initializer."""
 _CHUNK = 1 << 20
-_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _BIT_PATTERNS: dict[np.dtype[Any], np.dtype[Any]] = {np.dtype(np.float32): np.dtype(np.uint32),
                                                      np.dtype(np.float64): np.dtype(np.uint64)}
 
@@ -29,10 +28,11 @@ def _hex_words(words: np.ndarray) -> bytes:
     """``0x…,`` for every word (fixed width, lower-case), ``PER_LINE`` to a line, as ASCII bytes."""
     digits = words.dtype.itemsize * 2
     width = digits + 3
-    shifts = (np.arange(digits - 1, -1, -1) * 4).astype(words.dtype)
+    # big-endian bytes put each word's most significant digit first; bytes.hex() runs at memory speed
+    hexadecimal = words.astype(words.dtype.newbyteorder(">")).tobytes().hex().encode("ascii")
     text = np.empty((len(words), width), dtype=np.uint8)
     text[:, 0], text[:, 1], text[:, -1] = ord("0"), ord("x"), ord(",")
-    text[:, 2:-1] = _HEX_DIGITS[(words[:, None] >> shifts) & 0xF]
+    text[:, 2:-1] = np.frombuffer(hexadecimal, dtype=np.uint8).reshape(len(words), digits)
     flat = text.reshape(-1)
     breaks = np.arange(PER_LINE * width, flat.size, PER_LINE * width)
     return bytes(np.insert(flat, breaks, ord("\n")))

@@ -17,6 +17,7 @@ import onnx_graphsurgeon as gs
 from onnx import inliner, shape_inference, version_converter
 
 from deeploy_core.frontend.custom_ops import OpClaims
+from deeploy_core.frontend.detached_weights import detach_large_weights
 from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declarations, park_declared_ops, unpark_declared_ops
 from deeploy_core.frontend.diagnosis import check_model, first_line, inference_failed, infer_strictly
 from deeploy_core.frontend.dialect_ops import proxy_dialect_ops, restore_dialect_ops
@@ -158,6 +159,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
         refuse_undeclared(model, claims)
     dialect_nodes = proxy_dialect_ops(model)
     alias_float_matmul_integer(model, claims)
+    weights = detach_large_weights(model)  # until shapes are known: onnx's tools would copy them four times
     check_model(model)
     if model.functions:
         model = inliner.inline_local_functions(model)
@@ -173,6 +175,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     unpark_legacy_ops(model)
     fold_shape_arithmetic(model, kept_outputs=dialect_nodes, declared=declared_ops)
     model, warnings = infer_shapes(model, declared_ops)
+    weights.reattach(model)
     unpark_declared_ops(model, declared_ops)
     check_tensors(model)
     check_static_shapes(model)
