@@ -427,8 +427,9 @@ def check_prefix(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None
                              ("#define DEEPLOY_NETWORK_ARENA_BYTES ", "#define kws_ARENA_BYTES ")):
         assert default in plain and renamed not in plain and renamed in prefixed, renamed
     assert not re.search(r"\b(InitNetwork|RunNetwork|DeeployNetwork_\w+|DEEPLOY_NETWORK_\w+)\b", prefixed)
-    weights = [re.findall(r"extern const \w+ (\w+)\[", outcome.text("Network_weights.h") or "")
-               for outcome in outcomes[:2]]
+    # a float weight's symbol is its storage union (NAME__store; NAME is the float view), others are arrays
+    weights = [re.findall(r"extern const (?:union )?\w+ (\w+?)(?:__store)?[\[;]",
+                          outcome.text("Network_weights.h") or "") for outcome in outcomes[:2]]
     assert weights[0] and weights[1] == [f"kws_{name}" for name in weights[0]]
     one_error(outcomes[2], r"^error: --prefix '9x' is not a C identifier")
 
