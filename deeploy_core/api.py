@@ -90,9 +90,9 @@ def compile_model(
 ) -> tuple[Deployer, GeneratedNetwork]:
     """Compose the deployer the options name and run every stage on ``model_path``.
 
-    report.json gains ``options``: the values every selected extension was
-    made with, per kind (see :meth:`ExtensionOptions.to_report
-    <deeploy_core.options.resolved.ExtensionOptions.to_report>`).
+    report.json gains ``options`` (the values every selected extension was
+    made with, per kind) and ``provenance`` from the stage driver, which
+    records them for every deployment.
     """
     memory_level, tiler, extra = tiling_choice(options, platform_memory_level(host, options.platform),
                                                lambda name: declared_buffering(host, name))
@@ -114,7 +114,6 @@ def compile_model(
     )
     deployer = compose_deployer(host, choice)
     generated = deployer.deploy(str(model_path), progress, _state_exporter(state_dir) if state_dir else None)
-    generated.report["options"] = deployer.compilation.extension_options.to_report()
     return deployer, generated
 
 
