@@ -152,16 +152,7 @@ void dcg_global_avgpool_f32(const float *restrict X, float *restrict Y, int32_t 
 void dcg_global_maxpool_f32(const float *restrict X, float *restrict Y, int32_t NC, int32_t spatial);
 
 /* ---------- reductions --------------------------------------------------------------------------
- * X has `ndim` dims `shape`; reduce_mask[d] != 0 marks reduced dims.  Y holds the kept dims in order
- * (keepdims does not change the memory layout).  Accumulation in double. */
-void dcg_reduce_mean_f32(const float *restrict X, float *restrict Y, int32_t ndim, const int32_t *shape,
-                         const int32_t *reduce_mask);
-void dcg_reduce_sum_f32(const float *restrict X, float *restrict Y, int32_t ndim, const int32_t *shape,
-                        const int32_t *reduce_mask);
-void dcg_reduce_max_f32(const float *restrict X, float *restrict Y, int32_t ndim, const int32_t *shape,
-                        const int32_t *reduce_mask);
-void dcg_reduce_min_f32(const float *restrict X, float *restrict Y, int32_t ndim, const int32_t *shape,
-                        const int32_t *reduce_mask);
+ * Float ReduceSum/Mean/Max/Min are inline helpers in dcg_reduce.h, called with constant shapes. */
 
 /* ---------- data movement (any element type) ----------------------------------------------------- */
 /* Y = transpose(X, perm): Y.shape[i] = in_shape[perm[i]]. */
