@@ -68,8 +68,11 @@ def enumerated_options() -> list[tuple[str, click.Option]]:
     from deeploy_core.cli.app import cli
 
     found = [(GROUP, param) for param in cli.params if isinstance(param, click.Option)]
+    context = click.Context(cli)
     for command in (*COMPILING_COMMANDS, *LISTING_COMMANDS):
-        found += [(command, param) for param in cli.commands[command].params if isinstance(param, click.Option)]
+        loaded = cli.get_command(context, command)
+        assert loaded is not None, command
+        found += [(command, param) for param in loaded.params if isinstance(param, click.Option)]
     return found
 
 

@@ -24,7 +24,9 @@ from deeploy_core.testing.models import conformance_model
 pytest.importorskip("deeploy_generic_c", reason="the generic C platform (plugins/generic_c) is not installed")
 
 HEAVY = ("ortools", "onnxruntime", "pandas", "scipy", "matplotlib", "torch", "jsonschema", "dask", "distributed",
-         "copier", "sphinx")
+         "copier", "sphinx", "pygments", "rich", "yaml")
+"""Besides the heavy optional dependencies: pygments (Mako's error-page highlighting, never used), rich (only to
+draw a spinner on a terminal) and yaml (only to read a memory-hierarchy file) — each was a visible part of start-up."""
 
 PROBE = """
 import json, sys

@@ -2,24 +2,41 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import Any
 
 import click
 
-from deeploy_core.cli.analyze_command import analyze_command
-from deeploy_core.cli.compile_command import compile_command
-from deeploy_core.cli.plugins_command import plugins_command
-from deeploy_core.cli.schema_command import schema_command
-from deeploy_core.cli.supported_ops_command import supported_ops_command
-from deeploy_core.cli.validate_command import validate_command
 from deeploy_core.cli.session import CliSession
 from deeploy_core.errors import DeeployError, printable_line
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "plugins": ("deeploy_core.cli.plugins_command", "plugins_command"),
+    "compile": ("deeploy_core.cli.compile_command", "compile_command"),
+    "validate": ("deeploy_core.cli.validate_command", "validate_command"),
+    "analyze": ("deeploy_core.cli.analyze_command", "analyze_command"),
+    "supported-ops": ("deeploy_core.cli.supported_ops_command", "supported_ops_command"),
+    "schema": ("deeploy_core.cli.schema_command", "schema_command"),
+}
+"""Command name → (module, attribute).  A command's module is imported only when that command runs (or help lists
+it): ``compile`` then never pays for ``validate``'s ONNX Runtime glue or ``analyze``'s plot and tables."""
+
 
 class DeeployGroup(click.Group):
-    """A click group that turns :class:`DeeployError` into one line on stderr (plus its details) and exit code 2."""
+    """A click group that turns :class:`DeeployError` into one line on stderr (plus its details) and exit code 2,
+    and loads its commands on first use (:data:`COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *super().list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            module, attribute = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), attribute)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -56,10 +73,6 @@ def cli(ctx: click.Context, no_plugins: bool, disabled: tuple[str, ...], trace_p
         trace=_trace_to_stderr if trace_plugins else None,
     )
 
-
-for command in (plugins_command, compile_command, validate_command, analyze_command, supported_ops_command,
-                schema_command):
-    cli.add_command(command)
 
 
 def main() -> None:

@@ -8,16 +8,21 @@ Standard output never sees either: it carries the command's result alone.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
 
 import click
-from rich.console import Console
-from rich.status import Status
 
-from deeploy_core.cli.terminal_text import terminal_text
 from deeploy_core.cli.timing_summary import timing_summary
+
+if TYPE_CHECKING:  # rich is imported only when a spinner is drawn: scripts and logs never pay for it
+    from rich.status import Status
+
+FORCING_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+"""Environment variables with which rich treats a non-terminal stream as a terminal."""
 
 CommandT = TypeVar("CommandT", bound=Callable[..., Any])
 
@@ -64,6 +69,8 @@ class StatusLineProgress:
     def _show(self, detail: str) -> None:
         if self.status is None:
             return
+        from deeploy_core.cli.terminal_text import terminal_text
+
         text = f"{self.title}: {self.current}" + (f" — {detail}" if detail else "")
         self.status.update(terminal_text(text))  # layer and file names come from the model
 
@@ -71,8 +78,15 @@ class StatusLineProgress:
 @contextmanager
 def stage_progress(title: str, quiet: bool = False) -> Iterator[StatusLineProgress]:
     """A progress receiver for one command: a spinner on a terminal, silent otherwise or when ``quiet``."""
+    if quiet or not (sys.stderr.isatty() or any(os.environ.get(name) for name in FORCING_VARIABLES)):
+        yield StatusLineProgress(title)
+        return
+    from rich.console import Console
+
+    from deeploy_core.cli.terminal_text import terminal_text
+
     console = Console(stderr=True)
-    if quiet or not console.is_terminal:
+    if not console.is_terminal:
         yield StatusLineProgress(title)
         return
     with console.status(terminal_text(title)) as status:  # ``title`` holds the model's file name

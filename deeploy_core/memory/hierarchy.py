@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from deeploy_core.errors import DeeployError
 
@@ -116,6 +115,8 @@ def hierarchy_from_dict(data: dict[str, Any], origin: str = "memory hierarchy") 
 
 def load_hierarchy(path: Path) -> MemoryHierarchy:
     """Read a hierarchy from a YAML file (``yaml.safe_load``: no code execution)."""
+    import yaml  # only here: the built-in hierarchies are Python data, and most commands never read a file
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as error:
