@@ -68,3 +68,22 @@ def test_the_probe_sees_a_tiled_compile_import_the_solver(tmp_path: Path) -> Non
     outcome = modules_after(["compile", str(model), "-o", str(tmp_path / "out"), "--quiet", "--l1", "16000"],
                             {"PATH": "/usr/bin:/bin", "DEEPLOY_CORE_PLUGINS": "generic-c"})
     assert outcome["code"] == 0 and "ortools" in outcome["heavy"]  # type: ignore[operator]
+    assert "pandas" not in outcome["heavy"]  # type: ignore[operator]  # cp_model's pandas is deferred
+
+
+def test_cp_model_gets_real_pandas_when_its_series_helpers_are_used() -> None:
+    """Deferring pandas loses nothing: cp_model's pandas-based helpers still work, in a fresh interpreter."""
+    probe = ("import sys\n"
+             "from deeploy_core.solvers.cp_sat import cp_model_module\n"
+             "cp_model = cp_model_module()\n"
+             "before = 'pandas' in sys.modules\n"
+             "import pandas as pd\n"
+             "model = cp_model.CpModel()\n"
+             "series = model.new_int_var_series('x', pd.Index(range(3)), 0, 5)\n"
+             "model.add(sum(series) == 7)\n"
+             "solver = cp_model.CpSolver()\n"
+             "assert solver.solve(model) in (cp_model.OPTIMAL, cp_model.FEASIBLE)\n"
+             "print(before, int(solver.values(series).sum()))\n")
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["False", "7"]

@@ -22,8 +22,14 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
+from deeploy_core.solvers.cp_sat import cp_model_module
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+else:
+    cp_model = cp_model_module()  # without pandas: see deeploy_core.solvers.cp_sat
 
 from deeploy_core.allocation.model_contribution import ModelBlock, ModelPlacement, TilingModelAllocator
 from deeploy_core.tiling.geometry import Extent
