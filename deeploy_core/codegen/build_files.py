@@ -16,6 +16,14 @@ from dataclasses import dataclass
 
 from deeploy_core.codegen.runtime_files import HOST_FILES, LIBRARY_HEADERS, RuntimeFiles
 
+SECTION_FLAGS: tuple[str, ...] = ("-ffunction-sections", "-fdata-sections")
+"""Every function and object in a section of its own: a link with ``--gc-sections`` then keeps only what the
+network reaches (a kernel file carries a whole operator family; a network calls one or two of them).  Always
+passed, whatever ``CFLAGS`` says, because a firmware link can only drop what the compiler separated."""
+GC_LINK_FLAG = "-Wl,--gc-sections"
+"""How the folder's own programs (self-test, ``make program``) drop unreached sections; ``DC_GC=`` turns it off
+for a linker without it (Apple's ``ld`` spells it ``-dead_strip``)."""
+
 SELF_TEST_DIR = "selftest"
 SELF_TEST_SOURCES = (f"{SELF_TEST_DIR}/dc_selftest_main.c", f"{SELF_TEST_DIR}/dc_selftest_data.c")
 
@@ -70,6 +78,9 @@ def makefile(generated_sources: list[str], runtime: RuntimeFiles, flags: BuildFl
         f"CFLAGS ?= {' '.join(flags.optimisation)}".rstrip(),
         f"DC_STD := {' '.join(flags.standard)}".rstrip(),
         f"DC_HOST_FLAGS := {' '.join(flags.host)}".rstrip(),
+        "# Each function in its own section, so that linking with --gc-sections keeps only what the network calls.",
+        f"DC_SECTIONS := {' '.join(SECTION_FLAGS)}",
+        f"DC_GC ?= {GC_LINK_FLAG}",
         f"LDLIBS += {' '.join(flags.libraries)}".rstrip(),
         "OBJDIR ?= build",
         f"override CPPFLAGS += -I. -I{LIBRARY_HEADERS}" + (f" -I{HOST_FILES}" if runtime.host_headers else ""),
@@ -99,25 +110,25 @@ def makefile(generated_sources: list[str], runtime: RuntimeFiles, flags: BuildFl
         "$(HOST_OBJS) $(SELFTEST_OBJS) $(PROGRAM_OBJS): DC_EXTRA := $(DC_HOST_FLAGS)",
         "# Objects depend on the compiler and flags they were built with: another CC or CFLAGS rebuilds them.",
         "DC_FLAGS_STAMP := $(OBJDIR)/build-flags",
-        "DC_BUILD_FLAGS := $(CC) $(CPPFLAGS) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS)",
+        "DC_BUILD_FLAGS := $(CC) $(CPPFLAGS) $(DC_STD) $(DC_SECTIONS) $(CFLAGS) $(DC_HOST_FLAGS)",
         "$(shell mkdir -p $(OBJDIR) && printf '%s\\n' '$(subst ','\\'',$(DC_BUILD_FLAGS))' > $(DC_FLAGS_STAMP).new && "
         "{ cmp -s $(DC_FLAGS_STAMP).new $(DC_FLAGS_STAMP) && rm -f $(DC_FLAGS_STAMP).new || "
         "mv $(DC_FLAGS_STAMP).new $(DC_FLAGS_STAMP); })",
         "$(OBJDIR)/%.o: %.c $(DC_FLAGS_STAMP)",
         "\t@mkdir -p $(dir $@)",
-        "\t$(CC) $(CPPFLAGS) $(DC_STD) $(CFLAGS) $(DC_EXTRA) -c $< -o $@",
+        "\t$(CC) $(CPPFLAGS) $(DC_STD) $(DC_SECTIONS) $(CFLAGS) $(DC_EXTRA) -c $< -o $@",
         "$(DC_FLAGS_STAMP): ;",
         "",
         "# Any other host program (make program PROGRAM=name PROGRAM_SRCS=main.c), linked like the self-test.",
         "program: $(PROGRAM)",
         "$(PROGRAM): $(PROGRAM_OBJS) libnetwork.a $(HOST_OBJS)",
-        "\t$(CC) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) -o $@ $(PROGRAM_OBJS) libnetwork.a $(HOST_OBJS) $(LDLIBS)",
+        "\t$(CC) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) $(DC_GC) -o $@ $(PROGRAM_OBJS) libnetwork.a $(HOST_OBJS) $(LDLIBS)",
         "",
     ]
     if self_test:
         lines += [
             "network_selftest: $(SELFTEST_OBJS) libnetwork.a $(HOST_OBJS)",
-            "\t$(CC) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) -o $@ $(SELFTEST_OBJS) libnetwork.a $(HOST_OBJS) $(LDLIBS)",
+            "\t$(CC) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) $(DC_GC) -o $@ $(SELFTEST_OBJS) libnetwork.a $(HOST_OBJS) $(LDLIBS)",
             "",
             "test: network_selftest",
             "\t./network_selftest",
@@ -163,6 +174,10 @@ def cmakelists(generated_sources: list[str], runtime: RuntimeFiles, flags: Build
         f"target_include_directories({target} PUBLIC ${{CMAKE_CURRENT_SOURCE_DIR}} "
         f"${{CMAKE_CURRENT_SOURCE_DIR}}/{LIBRARY_HEADERS})",
         f"set_target_properties({target} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)",
+        "# Each function in its own section: a link with --gc-sections keeps only what the network calls.",
+        "if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")",
+        f"  target_compile_options({target} PRIVATE {' '.join(SECTION_FLAGS)})",
+        "endif()",
     ]
     if libraries:
         lines.append(f"target_link_libraries({target} PUBLIC {libraries})")
@@ -192,6 +207,9 @@ def cmakelists(generated_sources: list[str], runtime: RuntimeFiles, flags: Build
             f"  add_executable({selftest} " + " ".join(SELF_TEST_SOURCES) + ")",
             f"  target_link_libraries({selftest} PRIVATE {link})",
             f"  set_target_properties({selftest} PROPERTIES C_STANDARD 99)",
+            "  if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\" AND NOT APPLE)",
+            f"    target_link_options({selftest} PRIVATE {GC_LINK_FLAG})",
+            "  endif()",
             f"  add_test(NAME {selftest} COMMAND {selftest})",
             "endif()",
         ]

@@ -55,6 +55,9 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
         "Or add the folder to your own build: compile `Network.c`, `Network_weights.c` and `runtime/src/*.c`",
         "with `-I. -Iruntime/include` and `-std=c99`"
         + (" (a host program adds `runtime/host/*.c` with `-Iruntime/host -pthread`)." if runtime.host_sources else "."),
+        "Add `-ffunction-sections -fdata-sections` (the Makefile and CMake always do) and link the firmware",
+        "with `-Wl,--gc-sections`: a kernel file holds a whole operator family, and only the functions the",
+        "network calls should reach flash.",
         "",
         "## Call",
         "",

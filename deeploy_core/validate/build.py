@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from deeploy_core.codegen.build_files import SECTION_FLAGS
 from deeploy_core.codegen.output_folder import build_flags
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
@@ -59,7 +60,7 @@ def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Pa
     single pass over an archive would depend on member order.
     """
     digest = hashlib.sha256()
-    for part in (*toolchain.compiler, *toolchain.extra_flags, *runtime.cflags):
+    for part in (*toolchain.compiler, *toolchain.extra_flags, *runtime.cflags, *SECTION_FLAGS):
         digest.update(part.encode() + b"\0")
     for source in sorted(runtime.sources):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
@@ -75,7 +76,8 @@ def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Pa
     build = cache_dir / f"build-{os.getpid()}-{digest.hexdigest()[:8]}"
     build.mkdir(parents=True, exist_ok=True)
     for source, obj in objects.items():
-        command = [*toolchain.compiler, *runtime.cflags, *toolchain.extra_flags]
+        # The same per-function sections as the folder's Makefile gives its own objects.
+        command = [*toolchain.compiler, *runtime.cflags, *SECTION_FLAGS, *toolchain.extra_flags]
         command += [f"-I{path}" for path in runtime.include_dirs] + ["-c", str(source), "-o", str(build / obj.name)]
         _run(command, f"compiling runtime {source.name}")
     try:

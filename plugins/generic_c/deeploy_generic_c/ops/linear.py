@@ -19,6 +19,7 @@ from deeploy_core.plugin_api import (
     is_present,
 )
 from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, c_float, int_array, single_binding
+from deeploy_generic_c.ops._loops import SMALL_PRODUCT_MACS, gemm_loop, matmul_loop
 from deeploy_generic_c.ops._window import convolution_window
 
 
@@ -117,6 +118,10 @@ class GemmParser(NodeParser):
                 raise NodeMismatch("shape", f"C of shape {c.shape} does not broadcast to [{m}, {n}]")
             c_name = c.c_name
         alpha, beta = float(attribute(node, "alpha", 1.0)), float(attribute(node, "beta", 1.0))
+        if m * n * k <= SMALL_PRODUCT_MACS:
+            c_used = c_name if c_name != "NULL" and beta != 0.0 else None
+            return {"call": gemm_loop(a.c_name, b.c_name, c_used, y.c_name, m, n, k, bool(trans_a), bool(trans_b),
+                                      alpha, beta, rows, cols), "macs": m * n * k, "size": y.numel}
         return {
             "call": (
                 f"dcg_gemm_f32({a.c_name}, {b.c_name}, {c_name}, {y.c_name}, {m}, {n}, {k}, {trans_a}, {trans_b}, "
@@ -140,6 +145,9 @@ class MatMulParser(NodeParser):
         batch = tuple(int(d) for d in _broadcast_shape(a_shape[:-2], b_shape[:-2]))
         a_strides = broadcast_strides(a_shape[:-2], batch)
         b_strides = broadcast_strides(b_shape[:-2], batch)
+        if math.prod(batch) * m * n * k <= SMALL_PRODUCT_MACS:
+            return {"call": matmul_loop(a.c_name, b.c_name, y.c_name, m, n, k, batch, a_strides, b_strides),
+                    "macs": math.prod(batch) * m * n * k, "size": y.numel}
         return {
             "call": (
                 f"dcg_matmul_f32({a.c_name}, {b.c_name}, {y.c_name}, {m}, {n}, {k}, {len(batch)}, "
