@@ -452,20 +452,20 @@ def check_arena(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
 
 def check_weights_section(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     _, placed = reports(outcomes[:2])
-    attribute = '__attribute__((section(".rodata.dc_weights")))'
+    attribute = '__attribute__((section(".rodata.user_weights")))'
     assert [attribute in (outcome.text("Network_weights.c") or "") for outcome in outcomes[:2]] == [False, True]
     sections = [object_sections(outcome, "build/Network_weights.o", CFLAGS) for outcome in outcomes[:2]]
-    assert ".rodata.dc_weights" not in sections[0] and sections[1][".rodata.dc_weights"] == placed["weight_bytes"]
+    assert ".rodata.user_weights" not in sections[0] and sections[1][".rodata.user_weights"] == placed["weight_bytes"]
     one_error(outcomes[2], r"^error: --weights-section 'rodata weights' is not a section name: .*"
                            r"\(e\.g\. --weights-section \.rodata\.weights\)$")
 
 
 def check_arena_section(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     _, placed = reports(outcomes[:2])
-    attribute = '__attribute__((section(".bss.dc_arena")))'
+    attribute = '__attribute__((section(".bss.user_arena")))'
     assert [attribute in (outcome.text("Network.c") or "") for outcome in outcomes[:2]] == [False, True]
     sections = [object_sections(outcome, "build/Network.o", CFLAGS) for outcome in outcomes[:2]]
-    assert ".bss.dc_arena" not in sections[0] and sections[1][".bss.dc_arena"] == placed["memory"]["arena_bytes"]
+    assert ".bss.user_arena" not in sections[0] and sections[1][".bss.user_arena"] == placed["memory"]["arena_bytes"]
     one_error(outcomes[2], r"^error: --arena-section 'bss arena' is not a section name: .*"
                            r"\(e\.g\. --arena-section \.bss\.arena\)$")
 
@@ -763,10 +763,10 @@ OWN_EFFECTS: dict[tuple[str, str], Effect] = {
     ("compile", "--arena"): Variants("cnn", (("--inputs", "@cnn_a.npz"), ("--arena", "user", "--inputs", "@cnn_a.npz"),
                                              ("--arena", "user", *CLUSTER)), check_arena),
     ("compile", "--weights-section"): Variants(
-        "cnn", ((), ("--weights-section", ".rodata.dc_weights"), ("--weights-section", "rodata weights")),
+        "cnn", ((), ("--weights-section", ".rodata.user_weights"), ("--weights-section", "rodata weights")),
         check_weights_section),
     ("compile", "--arena-section"): Variants(
-        "cnn", ((), ("--arena-section", ".bss.dc_arena"), ("--arena-section", "bss arena")), check_arena_section),
+        "cnn", ((), ("--arena-section", ".bss.user_arena"), ("--arena-section", "bss arena")), check_arena_section),
     ("compile", "--inputs"): Variants(
         "integer_conv", ((), ("--inputs", "@int8_stored.npz"), ("--inputs", "@uint8_stored.npz")),
         check_compile_inputs,
