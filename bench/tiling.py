@@ -1,8 +1,8 @@
 """Tile Deeploy's peer networks into L1 and print what the tiler did, per network and L1 size.
 
 Columns: whole compile time and the tiler's part split into CP model build, CP-SAT solve and memory-map
-allocation; number of tiles over all layers; bytes moved L2 → L1 and L1 → L2 per inference; L1 used
-(tile buffers + tables + scratch) against the configured size.  ``smallest`` is the size the diagnosis of a
+allocation; number of tiles over all layers; bytes moved L2 → L1 and L1 → L2 per inference (report.json's
+``traffic``); L1 used (tile buffers + tables + scratch) against the configured size.  ``smallest`` is the size the diagnosis of a
 too-small L1 names.
 
     python bench/tiling.py [--filter Models/] [--l1 64000,16000,smallest] [--buffering single]
@@ -64,8 +64,8 @@ def main() -> int:
             tiling = generated.report["tiling"]
             times = generated.timings["tiling"]
             tiles = sum(layer["tiles"] for layer in tiling["layers"])
-            moved_in = sum(layer["bytes_in"] for layer in tiling["layers"])
-            moved_out = sum(layer["bytes_out"] for layer in tiling["layers"])
+            traffic = generated.report["traffic"]
+            moved_in, moved_out = traffic["L2->L1"], traffic["L1->L2"]
             used = generated.report["memory_levels"]["L1"]["used"]
             print(f"{peer.name:44} {size:>7} {elapsed:>9.2f} {times['model_build']:>8.3f} {times['solve']:>8.3f} "
                   f"{times['allocation']:>8.3f} {tiles:>6} {moved_in:>10} {moved_out:>10} {used:>8}", flush=True)

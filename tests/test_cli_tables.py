@@ -18,6 +18,7 @@ import onnx
 import pytest
 
 from deeploy_core.cli.analyze_command import LAYER_COLUMNS, requantisation_text
+from deeploy_core.cli.level_traffic_text import LEVEL_COLUMNS, capacity_text
 from deeploy_core.errors import printable_line
 from deeploy_core.testing.peer_tests import peer_tests_root
 from deeploy_core.testing.terminal import Finished, run_on_terminal, run_piped
@@ -138,6 +139,14 @@ def check_analyze(way: str, model: Path, *options: str) -> None:
         f"ops {report['number_of_ops']}, MACs {report['macs']}, weights {report['weight_bytes']} B, "
         f"arena {memory['arena_bytes']} B (lower bound {memory['lower_bound_bytes']} B, "
         f"allocator {memory['allocator']})")
+    if "traffic" in report:
+        header = find_line(lines, "memory levels") + 1
+        peaks = report["level_peaks"]
+        table = plain_table(lines, header, len(peaks))
+        assert table[0] == list(LEVEL_COLUMNS)
+        assert table[1:] == [[level, capacity_text(report, level), str(peak)] for level, peak in sorted(peaks.items())]
+        assert lines[header + 2 + len(peaks)] == "traffic per inference: " + ", ".join(
+            f"{link} {count} B" for link, count in sorted(report["traffic"].items()))
     if "estimate" in report:
         estimate = report["estimate"]
         header = find_line(lines, f"estimated cycles: {estimate['cycles']} in total") + 1
@@ -165,10 +174,11 @@ def test_analyze_rows_are_whole_on_the_example(way: str, tiny_cnn: Path) -> None
 
 @pytest.mark.skipif(MINI_MOBILENET is None, reason="Deeploy's peer tests (../shared/peer-tests/deeploy) are absent")
 @pytest.mark.parametrize("way", WAYS)
-@pytest.mark.parametrize("platform", ["generic-c", "pulp-cluster"])
+@pytest.mark.parametrize("platform", ["generic-c", "generic-c --l1 16000", "pulp-cluster"])
 def test_analyze_rows_are_whole_on_a_peer_network(way: str, platform: str) -> None:
+    """Untiled, tiled on generic-c (two levels, L2 unbounded) and on the cluster (three levels, an estimate)."""
     assert MINI_MOBILENET is not None
-    check_analyze(way, MINI_MOBILENET / "network.onnx", "--platform", platform,
+    check_analyze(way, MINI_MOBILENET / "network.onnx", "--platform", *platform.split(),
                   "--input-types-from", str(MINI_MOBILENET / "inputs.npz"))
 
 

@@ -51,6 +51,7 @@ from deeploy_core.tiling.solution import LayerTiling, TilingSolution
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
+from deeploy_core.tiling.traffic import level_peaks, network_traffic
 
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 SCRATCH_BLOCK = "(scratch)"
@@ -156,8 +157,12 @@ class TilerDeployerWrapper(DeployerWrapper):
             transfers.level_declaration.format(bytes=max(state.level_peak, 8), name=self._level_symbol()),
         ])
         generated = self.inner.generate()
-        generated.report["memory_levels"] = self.memory_level_report()
-        generated.report["tiling"] = self.tiling_report()
+        report = generated.report
+        report["memory_levels"] = self.memory_level_report()
+        report["tiling"] = self.tiling_report()
+        report["traffic"] = network_traffic(self.memory_hierarchy, [(layer["bytes_in"], layer["bytes_out"])
+                                                                    for layer in report["tiling"]["layers"]])
+        report["level_peaks"] = level_peaks(self.memory_hierarchy, report["memory_levels"])
         generated.timings["tiling"] = {"model_build": state.times.model_build, "solve": state.times.solve,
                                        "allocation": state.times.allocation}
         return generated
