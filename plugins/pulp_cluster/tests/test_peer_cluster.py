@@ -6,7 +6,7 @@ its wait.  Float outputs must match the golden outputs within the FP32
 tolerance, integer outputs bit for bit; the reported L1 use (tile buffers,
 tiling tables, per-core kernel scratch) must fit the configured L1; and the
 DMA traffic and per-core work the emulator counts must equal the compiler's
-prediction in report.json.
+figures in report.json (``traffic`` and the cost model's ``estimate``).
 
 Every build uses -Wall -Wextra -Werror -pedantic.  The 64 KiB single-buffered
 configuration is also built with AddressSanitizer and UBSan (the emulator then
@@ -92,6 +92,7 @@ def test_peer_test_runs_on_the_cluster(peer, l1: int, buffering: str, cluster_ho
     assert home["capacity"] == (l2 or 524288) and home["used"] <= home["capacity"], home
     estimate = generated.report["estimate"]
     measured = json.loads(stats_file.read_text())
+    assert measured["dma_bytes"] == {k: v for k, v in generated.report["traffic"].items() if v}
     assert measured["dma_bytes"] == {k: v for k, v in estimate["dma_bytes"].items() if v}
     assert measured["dma_transfers"] == {k: v for k, v in estimate["dma_transfers"].items() if v}
     assert measured["macs"] == estimate["macs_per_core"]
