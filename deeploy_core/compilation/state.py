@@ -68,6 +68,10 @@ class Compilation:
     """One layer per node with its chosen mapper, binding and operator representation (``parse``)."""
     memory_plan: MemoryPlan | None = None
     """The activation arena's plan (``bind``)."""
+    scratch_in_compute_level: bool = False
+    """Set by a tiler: every layer's kernel scratch lives in the compute level, sized for its tile, so ``bind``
+    gives no layer scratch in the home level's arena (a whole-layer im2col there is what made a tiled float conv
+    refuse to fit L2)."""
     warnings: list[str] = field(default_factory=list)
     """Notes for the user gathered by any stage; they end up in report.json."""
     code: CodeAdditions = field(default_factory=CodeAdditions)

@@ -105,7 +105,8 @@ class NetworkDeployer(Deployer):
     def bind(self) -> None:
         compilation = self.compilation
         mark_aliases(compilation.layers, compilation.ctxt)
-        hoist_transient_buffers(compilation.layers, compilation.ctxt)
+        if not compilation.scratch_in_compute_level:
+            hoist_transient_buffers(compilation.layers, compilation.ctxt)
         self.progress.task(f"allocating the arena with {compilation.allocator_name}")
         compilation.memory_plan = plan_arena(
             compilation.layers, compilation.ctxt, compilation.allocator, compilation.allocator_name,

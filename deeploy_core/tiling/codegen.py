@@ -52,6 +52,8 @@ class LayerLayout:
     scratch: dict[str, int] = field(default_factory=dict)
     scratch_strides: dict[str, int] = field(default_factory=dict)
     """scratch key → bytes between two cores' copies (cluster platforms; 0 or absent: one copy)."""
+    scratch_bytes: int = 0
+    """Compute-level bytes of the kernel's scratch (its largest tile's, every core's copy): report.json's figure."""
     resident: set[int] = field(default_factory=set)
     slots: int = 1
     peak: int = 0

@@ -142,6 +142,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         SplitReductions().apply_pass(self.compilation.graph, {})
 
     def bind(self) -> None:
+        # Tiled kernels get their scratch in the compute level (sized for the tile): none in the home arena.
+        self.compilation.scratch_in_compute_level = True
         self.inner.bind()
         self.tile(self.reused_solution, self.reused_memory_map)
 
@@ -291,7 +293,11 @@ class TilerDeployerWrapper(DeployerWrapper):
         Scratch sizes are whatever a template declares; probing the kernel on
         tiles one element long along each axis tells which axes it scales with
         (an im2col buffer grows with the output rows and columns, not with the
-        output channels).  Returns the constant part (bytes).
+        output channels).  The bytes per element are the larger of the whole
+        layer's and the smallest tile's (one element along every scaling axis):
+        a kernel whose scratch stops growing (im2col by bounded blocks) has its
+        steepest slope there, so the linear term never underestimates a tile.
+        Returns the constant part (bytes).
         """
         alignment = self.memory_hierarchy.alignment
         copies = self.scratch_copies
@@ -310,6 +316,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         if not scaling:
             return copies * align_up(full, alignment) + alignment - 1
         unit = -(-full // math.prod(out_shape[a] for a in scaling))
+        smallest = tuple((0, 1) if a in scaling else r for a, r in enumerate(whole))
+        unit = max(unit, scratch_bytes(layer, self.ctxt, constraint, smallest))
         tensors.append(TensorTerm("(scratch)", tuple(Extent(out_shape[a], a) for a in scaling), unit * copies, 1,
                                   block=SCRATCH_BLOCK))
         return (copies + 1) * (alignment - 1)
@@ -462,7 +470,8 @@ class TilerDeployerWrapper(DeployerWrapper):
                     raise allocator_error(allocator_name, origin, ValueError(
                         f"invalid {self.compute_level} layout for layer {tiled.layer.name!r}: {errors[0]}"))
                 offsets = dict(solution.offsets)
-            layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident, scratch_strides=strides)
+            layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident, scratch_strides=strides,
+                                 scratch_bytes=sum(size for name, size in sizes.items() if name.startswith("scratch:")))
             for index, tensor in enumerate(node.inputs):
                 if tensor.name:
                     layout.inputs[index] = (offsets[f"in{index}"],
@@ -533,7 +542,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
                            "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
-                           "table_bytes": layout.table_bytes, "buffering": self.buffering,
+                           "table_bytes": layout.table_bytes, "scratch_bytes": layout.scratch_bytes,
+                           "buffering": self.buffering,
                            "buffers": self._buffer_entry(layout), **self._cluster_entry(tiled)})
         return {
             "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,

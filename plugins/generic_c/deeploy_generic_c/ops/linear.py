@@ -23,13 +23,35 @@ from deeploy_generic_c.ops._loops import SMALL_PRODUCT_MACS, gemm_loop, matmul_l
 from deeploy_generic_c.ops._window import convolution_window
 
 
-def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, strides, pads, dilations, group: int) -> int:
-    """Mirror of dcg_conv2d_scratch_floats(): im2col space of one group of one image."""
+CONV_SCRATCH_BYTES = 8192
+"""Bound on a float conv's im2col scratch: a layer whose whole im2col is larger gathers blocks of output positions."""
+
+CONV_MIN_BLOCK = 64
+"""Fewest output positions per block: shorter blocks spend more on the GEMM's packing than they save in memory."""
+
+
+def conv_block(c: int, kh: int, kw: int, oh: int, ow: int, group: int) -> int:
+    """Output positions one im2col block gathers (``oh * ow``: the whole layer at once).
+
+    Whole-layer im2col when it fits :data:`CONV_SCRATCH_BYTES`; otherwise as many
+    positions as fit, a multiple of 8 (the GEMM's register tile width), at least
+    :data:`CONV_MIN_BLOCK`.  The scratch grows with the output positions only (not
+    the channels), and a tile's never exceeds its whole im2col.
+    """
+    patch, spatial = (c // group) * kh * kw, oh * ow
+    if patch * spatial * 4 <= CONV_SCRATCH_BYTES:
+        return spatial
+    return min(spatial, max(CONV_MIN_BLOCK, CONV_SCRATCH_BYTES // (patch * 4) // 8 * 8))
+
+
+def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, strides, pads, dilations, group: int,
+                        block: int) -> int:
+    """Mirror of dcg_conv2d_scratch_floats(): none for depthwise and pointwise, else the im2col of one block."""
     if group == c == m:
         return 0
     if kh == kw == 1 and all(s == 1 for s in strides) and not any(pads) and all(d == 1 for d in dilations):
         return 0
-    return (c // group) * kh * kw * oh * ow
+    return (c // group) * kh * kw * min(block, oh * ow)
 
 
 class ConvParser(NodeParser):
@@ -42,21 +64,22 @@ class ConvParser(NodeParser):
         win = convolution_window(node, x, w, y)
         group = int(attribute(node, "group", 1))
         bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
+        block = conv_block(win.c, win.kh, win.kw, win.oh, win.ow, group)
         scratch = conv_scratch_floats(win.c, win.m, win.kh, win.kw, win.oh, win.ow, (win.stride_h, win.stride_w),
-                                      win.pads, (win.dil_h, win.dil_w), group)
+                                      win.pads, (win.dil_h, win.dil_w), group, block)
         return {
             "X": x.c_name, "W": w.c_name, "B": bias, "Y": y.c_name,
             "N": win.n, "C": win.c, "H": win.h, "Wd": win.w, "M": win.m, "KH": win.kh, "KW": win.kw,
             "OH": win.oh, "OW": win.ow, "stride_h": win.stride_h, "stride_w": win.stride_w,
             "pad_top": win.pad_top, "pad_left": win.pad_left, "dil_h": win.dil_h, "dil_w": win.dil_w, "group": group,
-            "scratch_bytes": scratch * 4, "scratch": "NULL",
+            "block": block, "scratch_bytes": scratch * 4, "scratch": "NULL",
             "macs": win.n * win.m * win.oh * win.ow * (win.c // group) * win.kh * win.kw, "size": y.numel,
         }
 
 
 CONV = NodeTemplate(
     "dcg_conv2d_f32(${X}, ${W}, ${B}, ${Y}, ${N}, ${C}, ${H}, ${Wd}, ${M}, ${KH}, ${KW}, ${OH}, ${OW}, "
-    "${stride_h}, ${stride_w}, ${pad_top}, ${pad_left}, ${dil_h}, ${dil_w}, ${group}, (float *)${scratch});",
+    "${stride_h}, ${stride_w}, ${pad_top}, ${pad_left}, ${dil_h}, ${dil_w}, ${group}, ${block}, (float *)${scratch});",
     headers=HEADERS,
     transients=lambda rep: {"scratch": rep["scratch_bytes"]},
 )

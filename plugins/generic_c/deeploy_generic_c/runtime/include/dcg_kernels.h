@@ -77,6 +77,11 @@ void dcg_swish_f32(const float *restrict X, float *restrict Y, int32_t size, flo
 /* Gelu: exact (erf) when approximate == 0, tanh approximation when approximate == 1 */
 void dcg_gelu_f32(const float *restrict X, float *restrict Y, int32_t size, int32_t approximate);
 
+/* Y[i * ldy + j] += sum_k A[i * K + k] * B[k * N + j] (i < M, j < N): a product into rows of a wider matrix
+ * (the blocked im2col convolution writes each block's columns into Y's channel rows in place). */
+void dcg_gemm_acc_f32(const float *restrict A, const float *restrict B, float *restrict Y, int32_t M, int32_t N,
+                      int32_t K, int32_t ldy);
+
 /* ---------- convolution -------------------------------------------------------------------------
  * X: [N, C, H, W], Wt: [M, C/group, KH, KW], B: [M] or NULL, Y: [N, M, OH, OW].
  * pad_top/pad_left are the leading pads; trailing pads are implied by OH/OW.
@@ -84,15 +89,16 @@ void dcg_gelu_f32(const float *restrict X, float *restrict Y, int32_t size, int3
  * scratch: dcg_conv2d_scratch_floats() floats, or NULL when that is 0:
  *   0 if group == C == M (depthwise, one filter per channel) or
  *        (KH == KW == 1, strides 1, pads 0, dilations 1) (pointwise);
- *   else (C/group) * KH * KW * OH * OW  (im2col buffer of one group of one image). */
+ *   else (C/group) * KH * KW * min(block, OH * OW) (im2col of `block` output positions at a time). */
 int32_t dcg_conv2d_scratch_floats(int32_t C, int32_t M, int32_t KH, int32_t KW, int32_t OH, int32_t OW,
                                   int32_t stride_h, int32_t stride_w, int32_t pad_top, int32_t pad_left,
                                   int32_t pad_bottom, int32_t pad_right, int32_t dil_h, int32_t dil_w,
-                                  int32_t group);
+                                  int32_t group, int32_t block);
 void dcg_conv2d_f32(const float *restrict X, const float *restrict Wt, const float *restrict B,
                     float *restrict Y, int32_t N, int32_t C, int32_t H, int32_t W, int32_t M, int32_t KH,
                     int32_t KW, int32_t OH, int32_t OW, int32_t stride_h, int32_t stride_w, int32_t pad_top,
-                    int32_t pad_left, int32_t dil_h, int32_t dil_w, int32_t group, float *restrict scratch);
+                    int32_t pad_left, int32_t dil_h, int32_t dil_w, int32_t group, int32_t block,
+                    float *restrict scratch);
 
 /* ConvTranspose: X: [N, C, H, W], Wt: [C, M/group, KH, KW], B: [M] or NULL, Y: [N, M, OH, OW].
  * Output position oh = ih*stride_h - pad_top + kh*dil_h (contributions outside [0, OH) dropped). */

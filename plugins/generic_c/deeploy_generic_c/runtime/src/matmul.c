@@ -317,3 +317,9 @@ void dcg_matmul_f32(const float *restrict A, const float *restrict B, float *res
         }
     }
 }
+
+void dcg_gemm_acc_f32(const float *restrict A, const float *restrict B, float *restrict Y, int32_t M, int32_t N,
+                      int32_t K, int32_t ldy)
+{
+    gemm_acc(M, N, K, A, K, 1, B, N, 1, Y, ldy);
+}
