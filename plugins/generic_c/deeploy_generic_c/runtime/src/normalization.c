@@ -1,43 +1,80 @@
 /*
- * Softmax and normalisation layers.  Statistics (mean, variance) are accumulated in double so that long
- * rows stay accurate; the normalisation itself runs in float.
+ * Softmax and normalisation layers.  The normalisations' statistics (mean, variance) are accumulated in
+ * double so that long rows stay accurate; the normalisation itself runs in float.  A contiguous softmax
+ * row sums its terms (each in [0, 1]) in float with four partial sums.
  */
 #include <math.h>
+#include <string.h>
 
 #include "dcg_kernels.h"
 
-/* Softmax of one contiguous row.  The maximum and the sum use four independent partial results: one
- * chain through a double accumulator made the row's cost the sum of every add's latency (softmax was a
- * fifth of CCT's run time).  Float sums of at most a few thousand terms in [0, 1] stay far inside the
- * tests' tolerance; the exponentials are libm's expf as before. */
+/* e^x for x <= 0, within 2 ulp of libm's expf: 2^n * e^r with n = round(x / ln 2) (rounded by the
+ * 1.5 * 2^23 shift, whose low mantissa bits then hold n), r = x - n ln 2 in two parts (|r| <= ln 2 / 2) and
+ * e^r by its degree-7 Taylor polynomial (truncation below 1.2e-7 relative).  Inputs below -87 (-inf
+ * included) count as -87, about 1.6e-38: a softmax term 1e-38 times its row's largest instead of 0.  The
+ * clamp compares the bit patterns as integers: a float comparison may trap on NaN, so GCC would not
+ * if-convert it, and the loop calling this would stay scalar (a libm call per element before). */
+static inline float exp_nonpositive(float x) {
+    uint32_t pattern;
+    memcpy(&pattern, &x, sizeof pattern);
+    pattern = pattern > 0xC2AE0000u ? 0xC2AE0000u : pattern; /* 0xC2AE0000 is -87.0f */
+    memcpy(&x, &pattern, sizeof x);
+    const float shifted = x * 1.44269504f + 12582912.0f;
+    const float n = shifted - 12582912.0f;
+    const float r = (x - n * 0.693145752f) - n * 1.42860677e-06f;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t bits;
+    memcpy(&bits, &shifted, sizeof bits);
+    bits = (bits - 0x4B400000 + 127) * (1 << 23); /* 2^n as float bits */
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+/* Softmax of one contiguous row.  The maximum and the sum use four independent partial results (one
+ * chain through a double accumulator made the row's cost the sum of every add's latency; softmax was a
+ * fifth of CCT's run time) and the exponentials are exp_nonpositive() eight at a time.  A NaN anywhere
+ * makes the whole row NaN, as before (its term made the sum NaN). */
 static void softmax_row(const float *restrict x, float *restrict y, int32_t n) {
     float p0 = -INFINITY, p1 = -INFINITY, p2 = -INFINITY, p3 = -INFINITY;
-    int32_t a = 0;
+    int32_t a = 0, nan = 0;
     for (; a + 4 <= n; a += 4) {
         p0 = x[a] > p0 ? x[a] : p0;
         p1 = x[a + 1] > p1 ? x[a + 1] : p1;
         p2 = x[a + 2] > p2 ? x[a + 2] : p2;
         p3 = x[a + 3] > p3 ? x[a + 3] : p3;
+        nan |= (x[a] != x[a]) | (x[a + 1] != x[a + 1]) | (x[a + 2] != x[a + 2]) | (x[a + 3] != x[a + 3]);
     }
-    for (; a < n; ++a) p0 = x[a] > p0 ? x[a] : p0;
+    for (; a < n; ++a) {
+        p0 = x[a] > p0 ? x[a] : p0;
+        nan |= x[a] != x[a];
+    }
     p0 = p1 > p0 ? p1 : p0;
     p2 = p3 > p2 ? p3 : p2;
     const float peak = p2 > p0 ? p2 : p0;
+    if (nan) {
+        for (a = 0; a < n; ++a) y[a] = NAN;
+        return;
+    }
+    for (a = 0; a + 8 <= n; a += 8) {
+        for (int32_t t = 0; t < 8; ++t) y[a + t] = exp_nonpositive(x[a + t] - peak);
+    }
+    for (; a < n; ++a) y[a] = exp_nonpositive(x[a] - peak);
     float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
     for (a = 0; a + 4 <= n; a += 4) {
-        y[a] = expf(x[a] - peak);
-        y[a + 1] = expf(x[a + 1] - peak);
-        y[a + 2] = expf(x[a + 2] - peak);
-        y[a + 3] = expf(x[a + 3] - peak);
         s0 += y[a];
         s1 += y[a + 1];
         s2 += y[a + 2];
         s3 += y[a + 3];
     }
-    for (; a < n; ++a) {
-        y[a] = expf(x[a] - peak);
-        s0 += y[a];
-    }
+    for (; a < n; ++a) s0 += y[a];
     const float scale = 1.0f / ((s0 + s1) + (s2 + s3));
     for (a = 0; a < n; ++a) y[a] *= scale;
 }
