@@ -29,6 +29,10 @@ class NetworkContext:
         self.mangler = CNameMangler(name_prefix)  # a --prefix keeps two networks' weights apart at link time
         self.graph_inputs: list[str] = []
         self.graph_outputs: list[str] = []
+        self.for_tiles = False
+        """True when a tiler runs the layers tile by tile in a small compute level (set before parsing): a kernel
+        whose fast variant needs scratch that does not shrink with the tile (it is paid once per core, per tile)
+        should then pick its plain variant.  Untiled builds keep the arena-backed fast variants."""
 
     def add(
         self,

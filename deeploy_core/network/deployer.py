@@ -99,6 +99,7 @@ class NetworkDeployer(Deployer):
     def parse(self) -> None:
         compilation = self.compilation
         compilation.ctxt = build_context(compilation.graph, compilation.settings.c_api.mangler_prefix)
+        compilation.ctxt.for_tiles = compilation.scratch_in_compute_level
         compilation.layers = map_nodes(compilation.graph, compilation.ctxt, self.platform,
                                        plugin_mappers(compilation.host, self.platform.name))
 

@@ -121,6 +121,7 @@ def _variant(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint, out
              in_boxes: tuple[Box | None, ...], out_boxes: tuple[Box, ...]) -> Variant:
     node = layer.node
     tile_ctxt = NetworkContext()
+    tile_ctxt.for_tiles = True
     inputs: list[gs.Tensor] = []
     for index, (tensor, box) in enumerate(zip(node.inputs, in_boxes)):
         if box is None or not tensor.name:

@@ -125,6 +125,9 @@ class TilerDeployerWrapper(DeployerWrapper):
         self.buffering = buffering
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
         self.allocator = allocator
+        # Tiled kernels get their scratch in the compute level (sized for the tile): none in the home arena; known
+        # before parsing, so kernels can choose variants whose scratch shrinks with the tile.
+        self.compilation.scratch_in_compute_level = True
         self._read_options(strategy)
 
     def _read_options(self, strategy: str) -> None:
@@ -142,8 +145,6 @@ class TilerDeployerWrapper(DeployerWrapper):
         SplitReductions().apply_pass(self.compilation.graph, {})
 
     def bind(self) -> None:
-        # Tiled kernels get their scratch in the compute level (sized for the tile): none in the home arena.
-        self.compilation.scratch_in_compute_level = True
         self.inner.bind()
         self.tile(self.reused_solution, self.reused_memory_map)
 

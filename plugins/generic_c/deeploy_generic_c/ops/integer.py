@@ -28,6 +28,7 @@ from deeploy_core.plugin_api import (
     is_present,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.ops import _conv_kernels as conv_kernels
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
 
 
@@ -109,14 +110,32 @@ class Requantisation:
 
         return {"shift": self.shift, "range": [self.low, self.high], "mul": values(self.mul), "add": values(self.add)}
 
-    def store(self, target: str, c_type: str, acc: str, channel: str) -> str:
-        """C statements that requantise ``acc`` (channel index ``channel``) into ``target``."""
+    def fits_int32(self, acc_bound: int | None) -> bool:
+        """Whether ``acc*mul + add + rounding`` stays in int32 for every ``|acc| <= acc_bound``.
+
+        Then the epilogue runs in int32, which compilers vectorise; int64
+        products are scalar on most targets.  Only constant mul/add are known.
+        """
+        if acc_bound is None or self.mul.values is None or self.add.values is None:
+            return False
+        mul = int(np.max(np.abs(np.asarray(self.mul.values, dtype=np.int64))))
+        add = int(np.max(np.abs(np.asarray(self.add.values, dtype=np.int64))))
+        rounding = 1 << (self.shift - 1) if self.shift > 0 else 0
+        return acc_bound * mul + add + rounding <= 2**31 - 1
+
+    def store(self, target: str, c_type: str, acc: str, channel: str, acc_bound: int | None = None) -> str:
+        """C statements that requantise ``acc`` (channel index ``channel``) into ``target``.
+
+        With ``acc_bound`` (a bound on ``|acc|``) the arithmetic is int32 when
+        :meth:`fits_int32` proves it exact, else int64.
+        """
         mul_index = channel if self.mul.numel > 1 else "0"
         add_index = channel if self.add.numel > 1 else "0"
         rounding = f" + {1 << (self.shift - 1)}" if self.shift > 0 else ""
+        wide = "int32_t" if self.fits_int32(acc_bound) else "int64_t"
         return (
-            f"{{ int64_t t = ((int64_t)({acc}) * (int64_t){self.mul.c_name}[{mul_index}] + "
-            f"(int64_t){self.add.c_name}[{add_index}]{rounding}) >> {self.shift}; "
+            f"{{ {wide} t = (({wide})({acc}) * ({wide}){self.mul.c_name}[{mul_index}] + "
+            f"({wide}){self.add.c_name}[{add_index}]{rounding}) >> {self.shift}; "
             f"t = t < {self.low} ? {self.low} : (t > {self.high} ? {self.high} : t); {target} = ({c_type})t; }}"
         )
 
@@ -161,14 +180,30 @@ class IntegerConvParser(NodeParser):
         cg, mg = c // group, m // group
         bias = f"(int32_t){ctxt[operands[2].name].c_name}[mo]" if len(operands) > 2 and operands[2].name else "0"
         kh, kw = win.kh, win.kw
+        bias_buffer = ctxt[operands[2].name] if len(operands) > 2 and operands[2].name else None
+        requant = (Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, m)
+                   if self.requantised else None)
+        extra: dict[str, object] = {"requantization": requant.describe()} if requant is not None else {}
+        macs = n * m * oh * ow * cg * kh * kw
+        if conv_kernels.applies(x, w, ctxt.for_tiles):
+            bound = conv_kernels.accumulator_bound(x, w, bias_buffer, m)
+
+            def channel_store(target: str, acc: str, channel: str) -> str:
+                if requant is None:
+                    return f"{target} = ({y.dtype.c_type})({acc});"
+                return requant.store(target, y.dtype.c_type, acc, channel, bound)
+
+            ops = conv_kernels.ConvOperands(
+                x, w, y, win, group,
+                (lambda mo: f"(int32_t){bias_buffer.c_name}[{mo}]") if bias_buffer is not None else (lambda mo: "0"),
+                channel_store)
+            return {"code": conv_kernels.kernel(ops), "scratch": "NULL", "scratch_bytes": conv_kernels.scratch_bytes(ops),
+                    "conv_kernel": conv_kernels.kind(ops), "macs": macs, "size": y.numel, **extra}
         target = f"{y.c_name}[((b * {m} + mo) * {oh} + oy) * {ow} + ox]"
-        if self.requantised:
-            requant = Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, m)
+        if requant is not None:
             store = requant.store(target, y.dtype.c_type, "acc", "mo")
-            extra = {"requantization": requant.describe()}
         else:
             store = f"{target} = ({y.dtype.c_type})acc;"
-            extra = {}
         code = f"""for (int32_t b = 0; b < {n}; ++b) {{
     for (int32_t mo = 0; mo < {m}; ++mo) {{
         const int32_t g = mo / {mg};
@@ -193,7 +228,7 @@ class IntegerConvParser(NodeParser):
         }}
     }}
 }}"""
-        return {"code": code, "macs": n * m * oh * ow * cg * kh * kw, "size": y.numel, **extra}
+        return {"code": code, "scratch": "NULL", "scratch_bytes": 0, "macs": macs, "size": y.numel, **extra}
 
 
 class IntegerGemmParser(NodeParser):
@@ -215,21 +250,26 @@ class IntegerGemmParser(NodeParser):
         alpha, beta = int(attribute(node, "alpha", 1.0)), int(attribute(node, "beta", 1.0))
         a_index = f"kk * {m} + i" if trans_a else f"i * {k} + kk"
         b_index = f"j * {k} + kk" if trans_b else f"kk * {n} + j"
-        bias = "0"
-        if len(operands) > 2 and operands[2].name:
-            cbuf = ctxt[operands[2].name]
+        cbuf = ctxt[operands[2].name] if len(operands) > 2 and operands[2].name else None
+
+        def bias_of(i: str, j: str) -> str:
+            """beta * C[i, j] with C broadcast over rows and/or columns."""
+            if cbuf is None:
+                return "0"
             rows, cols = ((1,) * (2 - len(cbuf.shape)) + tuple(cbuf.shape))[-2:]
-            index = f"{'i' if rows != 1 else '0'} * {cols} + {'j' if cols != 1 else '0'}"
-            bias = f"{beta} * (int32_t){cbuf.c_name}[{index}]"
+            return f"{beta} * (int32_t){cbuf.c_name}[{i if rows != 1 else '0'} * {cols} + {j if cols != 1 else '0'}]"
+
+        bias = bias_of("i", "j")
         target = f"{y.c_name}[i * {n} + j]"
+        requant = None
         if self.requantised:
             mul, add = self.requant_inputs
             requant = Requantisation(node, ctxt, node.inputs[mul].name, node.inputs[add].name, n)
+        extra: dict[str, object] = {"requantization": requant.describe()} if requant is not None else {}
+        if requant is not None:
             store = requant.store(target, y.dtype.c_type, f"{alpha} * acc + {bias}", "j")
-            extra = {"requantization": requant.describe()}
         else:
             store = f"{target} = ({y.dtype.c_type})({alpha} * acc + {bias});"
-            extra = {}
         code = f"""for (int32_t i = 0; i < {m}; ++i) {{
     for (int32_t j = 0; j < {n}; ++j) {{
         int32_t acc = 0;
@@ -262,12 +302,13 @@ class IntegerMatMulParser(NodeParser):
             batch or (1,), [broadcast_strides(a.shape[:-2], batch or (1,)), broadcast_strides(b.shape[:-2], batch or (1,))]
         )
         bias = "0"
-        if len(operands) > 2:
-            bias_buffer = ctxt[operands[2].name]
+        bias_buffer = ctxt[operands[2].name] if len(operands) > 2 else None
+        if bias_buffer is not None:
             if bias_buffer.numel not in (1, n):
                 raise NodeMismatch("shape", f"bias has {bias_buffer.numel} values; expected 1 or {n}")
             bias = f"(int32_t){bias_buffer.c_name}[{'j' if bias_buffer.numel > 1 else '0'}]"
         target = f"{y.c_name}[y * {m * n} + i * {n} + j]"
+        requant, channel = None, "j"
         if self.requantised:
             rank = len(y.shape)
             if rank == 2:
@@ -278,11 +319,12 @@ class IntegerMatMulParser(NodeParser):
                 channel, channels = f"((y / {math.prod(batch[2:])}) % {batch[1]})", batch[1]
             mul, add = self.requant_inputs
             requant = Requantisation(node, ctxt, node.inputs[mul].name, node.inputs[add].name, channels)
+        extra: dict[str, object] = {"requantization": requant.describe()} if requant is not None else {}
+        macs = math.prod(batch) * m * n * k
+        if requant is not None:
             store = requant.store(target, y.dtype.c_type, "acc", channel)
-            extra = {"requantization": requant.describe()}
         else:
             store = f"{target} = ({y.dtype.c_type})acc;"
-            extra = {}
         body = f"""for (int32_t i = 0; i < {m}; ++i) {{
     for (int32_t j = 0; j < {n}; ++j) {{
         int32_t acc = {bias};
@@ -291,12 +333,7 @@ class IntegerMatMulParser(NodeParser):
         {store}
     }}
 }}"""
-        return {
-            "code": _loops(shape, [a_strides, b_strides], body),
-            "macs": math.prod(batch) * m * n * k,
-            "size": y.numel,
-            **extra,
-        }
+        return {"code": _loops(shape, [a_strides, b_strides], body), "macs": macs, "size": y.numel, **extra}
 
 
 class IntegerMaxPoolParser(NodeParser):
@@ -409,11 +446,20 @@ class ISoftmaxParser(NodeParser):
 
 
 INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h"))
+WITH_SCRATCH = NodeTemplate(
+    "% if scratch_bytes:\n{\n    int16_t *const dc_scratch = (int16_t *)(void *)(${scratch});\n${code}\n}\n% else:\n${code}\n% endif\n",
+    headers=("stdint.h", "math.h"),
+    transients=lambda rep: {"scratch": int(rep["scratch_bytes"])},
+)
+"""Inline code with an int16 scratch buffer ``dc_scratch`` of ``scratch_bytes`` from the arena (none when 0).
+
+The representation's ``scratch`` is ``NULL`` until the mid end (or the tiler) puts the buffer's name there."""
 ANY_INT = NodeTypeChecker((None, None, None), (INT32,))
 
 
-def _mapper(parser: NodeParser, name: str, checker: NodeTypeChecker = ANY_INT) -> NodeMapper:
-    return NodeMapper(parser, (NodeBinding(checker, INLINE),), name=name)
+def _mapper(parser: NodeParser, name: str, checker: NodeTypeChecker = ANY_INT,
+            template: NodeTemplate = INLINE) -> NodeMapper:
+    return NodeMapper(parser, (NodeBinding(checker, template),), name=name)
 
 
 ANY = NodeTypeChecker((None,), (None,), variadic=True)
@@ -441,14 +487,14 @@ class RequantizedMatMulParser(IntegerMatMulParser):
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     **{op: (_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
     "RequantShift": (_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
-    "Conv": (_mapper(IntegerConvParser(), "Conv integer"),),
+    "Conv": (_mapper(IntegerConvParser(), "Conv integer", template=WITH_SCRATCH),),
     "Gemm": (_mapper(IntegerGemmParser(), "Gemm integer"),),
     "MatMul": (_mapper(IntegerMatMulParser(), "MatMul integer"),),
     "MaxPool": (_mapper(IntegerMaxPoolParser(), "MaxPool integer", ANY),),
     "ReduceSum": (_mapper(IntegerReduceParser(), "ReduceSum integer"),),
     "ReduceMean": (_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
     "iSoftmax": (_mapper(ISoftmaxParser(), "iSoftmax integer", ANY),),
-    "RequantizedConv": (_mapper(RequantizedConvParser(), "Conv + RequantShift integer", ANY),),
+    "RequantizedConv": (_mapper(RequantizedConvParser(), "Conv + RequantShift integer", ANY, WITH_SCRATCH),),
     "RequantizedGemm": (_mapper(RequantizedGemmParser(), "Gemm + RequantShift integer", ANY),),
     "RequantizedMatMul": (_mapper(RequantizedMatMulParser(), "MatMul + RequantShift integer", ANY),),
 }

@@ -1,0 +1,261 @@
+"""Fast integer convolution kernels (8/16-bit data): dense im2col by output row, pointwise, depthwise.
+
+The plain loop nest (one MAC per innermost iteration, the padding tested in
+the ky/kx loops, the NCHW index recomputed for every MAC) neither vectorises
+nor keeps its operands in registers.  These kernels instead copy the rows a
+window reads into a zero-padded int16 *line buffer* (so every inner loop is
+branch-free with constant trip counts) and then:
+
+* dense (any group size, stride, dilation, padding): gather each output
+  pixel's window of one output row into an int16 im2col row and take its dot
+  product with every output channel's weights (:mod:`._dot_block`); the
+  gather is paid once per row for all output channels of the group;
+* pointwise (1×1, stride 1, no padding): transpose a block of pixels into
+  int16 rows, the same dot products, no line buffer;
+* depthwise (one input and one output channel per group): the window slides
+  over the line buffer directly, vectorised along the output row.
+
+Scratch is bounded: the line buffer holds ``kh`` padded rows of one group and
+the im2col buffer one output row (pointwise: a block of at most
+:data:`POINTWISE_BLOCK_BYTES`); the template asks the arena for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from deeploy_core.plugin_api import Buffer
+from deeploy_generic_c.ops._dot_block import dot_rows, indent
+from deeploy_generic_c.ops._window import Window
+
+POINTWISE_BLOCK_BYTES = 4096
+"""Upper bound of the pointwise kernel's transposed pixel block (int16), unless one group of four pixels needs more."""
+
+NARROW_DATA = ("int8_t", "uint8_t", "int16_t")
+"""Element types whose values fit the int16 rows the kernels gather into."""
+
+ChannelStore = Callable[[str, str, str], str]
+"""``store(target, acc, channel)``: C statements writing requantised/cast ``acc`` of output ``channel`` to ``target``."""
+
+
+@dataclass(frozen=True)
+class ConvOperands:
+    """What the kernels read and write: C names and types, window and group, bias and epilogue."""
+
+    x: Buffer
+    w: Buffer
+    y: Buffer
+    win: Window
+    group: int
+    bias: Callable[[str], str]
+    """C expression of the int32 bias of output channel ``mo`` (``"0"`` without bias)."""
+    store: ChannelStore
+
+    @property
+    def cg(self) -> int:
+        return self.win.c // self.group
+
+    @property
+    def mg(self) -> int:
+        return self.win.m // self.group
+
+    @property
+    def k(self) -> int:
+        return self.cg * self.win.kh * self.win.kw
+
+    @property
+    def line_width(self) -> int:
+        """Columns of a padded line: the left pad, the row, and whatever right pad the windows reach."""
+        win = self.win
+        reach = (win.ow - 1) * win.stride_w + (win.kw - 1) * win.dil_w + 1
+        return max(win.pad_left + win.w, reach)
+
+
+def applies(x: Buffer, w: Buffer, for_tiles: bool) -> bool:
+    """Whether the fast kernels take these operands: 8/16-bit data and weights (wider ones overflow int16 rows),
+    in an untiled build.
+
+    Tiled, the line buffer and im2col row (they scale with the input channels, not the tile) would be paid once
+    per core in L1 for every tile: small-L1 configurations (KeywordSpotting on the cluster at L1 16 KiB) became
+    infeasible.  Tiles keep the plain loop until the scratch shrinks with the tile's channels.
+    """
+    return not for_tiles and x.dtype.c_type in NARROW_DATA and w.dtype.c_type in NARROW_DATA
+
+
+def accumulator_bound(x: Buffer, w: Buffer, bias: Buffer | None, channels: int) -> int | None:
+    """A bound on ``|acc|`` of any output (constant weights: the largest row sum of |w| times max |x|, plus |bias|)."""
+    if w.values is None:
+        return None
+    x_info = np.iinfo(x.dtype.numpy)
+    x_max = max(abs(int(x_info.min)), abs(int(x_info.max)))
+    rows = np.abs(np.asarray(w.values, dtype=np.int64)).reshape(channels, -1).sum(axis=1)
+    bound = int(rows.max()) * x_max if rows.size else 0
+    if bias is not None:
+        if bias.values is None:
+            return None
+        bound += int(np.max(np.abs(np.asarray(bias.values, dtype=np.int64)))) if bias.numel else 0
+    return bound
+
+
+def kind(ops: ConvOperands) -> str:
+    """``depthwise``, ``pointwise`` or ``dense``: the kernel a convolution gets."""
+    win = ops.win
+    if ops.cg == 1 and ops.mg == 1:
+        return "depthwise"
+    if (win.kh == win.kw == 1 and win.stride_h == win.stride_w == 1 and not any(win.pads)
+            and win.oh == win.h and win.ow == win.w):
+        return "pointwise"
+    return "dense"
+
+
+def pointwise_block(ops: ConvOperands) -> int:
+    """Pixels per transposed block: all of them when they fit the budget, else a multiple of four that does."""
+    pixels = ops.win.oh * ops.win.ow
+    fit = max(4, (POINTWISE_BLOCK_BYTES // (2 * ops.cg)) // 4 * 4)
+    return min(pixels, fit)
+
+
+def scratch_bytes(ops: ConvOperands) -> int:
+    """Bytes of int16 scratch the kernel uses (line buffer and/or im2col rows)."""
+    win = ops.win
+    which = kind(ops)
+    if which == "pointwise":
+        return 2 * pointwise_block(ops) * ops.cg
+    if which == "depthwise":
+        return 2 * win.kh * ops.line_width
+    return 2 * (ops.cg * win.kh * ops.line_width + win.ow * ops.k)
+
+
+def _fill_lines(ops: ConvOperands, channels: int, source: str, row: str = "dc_oy") -> str:
+    """C: the ``kh`` input rows output row ``row`` reads, of ``channels`` channels from ``source``, into ``dc_lines``.
+
+    Rows above or below the input and the columns of the padding are zero;
+    ``dc_lines[(ci*kh + ky)*line_width + j]`` holds input column ``j - pad_left``.
+    """
+    win, width = ops.win, ops.line_width
+    right = width - win.pad_left - win.w
+    xt = ops.x.dtype.c_type
+    zero_left = f"for (int32_t j = 0; j < {win.pad_left}; ++j) {{ dc_line[j] = 0; }}\n            " if win.pad_left else ""
+    zero_right = (f"\n            for (int32_t j = 0; j < {right}; ++j) {{ dc_line[{win.pad_left + win.w} + j] = 0; }}"
+                  if right else "")
+    return f"""for (int32_t ci = 0; ci < {channels}; ++ci) {{
+    for (int32_t ky = 0; ky < {win.kh}; ++ky) {{
+        const int32_t iy = {row} * {win.stride_h} - {win.pad_top} + ky * {win.dil_h};
+        int16_t *const dc_line = dc_lines + (ci * {win.kh} + ky) * {width};
+        if (iy < 0 || iy >= {win.h}) {{
+            for (int32_t j = 0; j < {width}; ++j) dc_line[j] = 0;
+        }} else {{
+            const {xt} *const dc_src = {source} + (ci * {win.h} + iy) * {win.w};
+            {zero_left}for (int32_t j = 0; j < {win.w}; ++j) {{ dc_line[{win.pad_left} + j] = (int16_t)dc_src[j]; }}{zero_right}
+        }}
+    }}
+}}"""
+
+
+def dense(ops: ConvOperands) -> str:
+    """Line buffer and im2col rows per output row, then dot products for every output channel of the group."""
+    win, width, k, cg, mg = ops.win, ops.line_width, ops.k, ops.cg, ops.mg
+    xt, wt, yt = ops.x.dtype.c_type, ops.w.dtype.c_type, ops.y.dtype.c_type
+
+    def store(acc: str, row: str) -> str:
+        return ops.store(f"dc_out[{row}]", acc, "mo")
+
+    dots = dot_rows(str(win.ow), k, "dc_col", "dc_w", ops.bias("mo"), store)
+    return f"""int16_t *const dc_lines = dc_scratch;
+int16_t *const dc_col = dc_scratch + {cg * win.kh * width};
+for (int32_t b = 0; b < {win.n}; ++b) {{
+    for (int32_t g = 0; g < {ops.group}; ++g) {{
+        const {xt} *const dc_x = {ops.x.c_name} + (b * {win.c} + g * {cg}) * {win.h * win.w};
+        for (int32_t dc_oy = 0; dc_oy < {win.oh}; ++dc_oy) {{
+{indent(_fill_lines(ops, cg, "dc_x"), 12)}
+            for (int32_t ox = 0; ox < {win.ow}; ++ox) {{
+                int16_t *const dc_dst = dc_col + ox * {k};
+                const int16_t *const dc_at = dc_lines + ox * {win.stride_w};
+                for (int32_t r = 0; r < {cg * win.kh}; ++r) {{
+                    for (int32_t kx = 0; kx < {win.kw}; ++kx) dc_dst[r * {win.kw} + kx] = dc_at[r * {width} + kx * {win.dil_w}];
+                }}
+            }}
+            for (int32_t mg = 0; mg < {mg}; ++mg) {{
+                const int32_t mo = g * {mg} + mg;
+                const {wt} *const dc_w = {ops.w.c_name} + mo * {k};
+                {yt} *const dc_out = {ops.y.c_name} + ((b * {win.m} + mo) * {win.oh} + dc_oy) * {win.ow};
+{indent(dots, 16)}
+            }}
+        }}
+    }}
+}}"""
+
+
+def pointwise(ops: ConvOperands) -> str:
+    """Blocks of pixels transposed to int16 rows of channels, then dot products with every output channel."""
+    win, cg, mg = ops.win, ops.cg, ops.mg
+    pixels, block = win.oh * win.ow, pointwise_block(ops)
+    xt, wt, yt = ops.x.dtype.c_type, ops.w.dtype.c_type, ops.y.dtype.c_type
+
+    def store(acc: str, row: str) -> str:
+        return ops.store(f"dc_out[{row}]", acc, "mo")
+
+    dots = dot_rows("dc_count", cg, "dc_col", "dc_w", ops.bias("mo"), store)
+    return f"""int16_t *const dc_col = dc_scratch;
+for (int32_t b = 0; b < {win.n}; ++b) {{
+    for (int32_t g = 0; g < {ops.group}; ++g) {{
+        const {xt} *const dc_x = {ops.x.c_name} + (b * {win.c} + g * {cg}) * {pixels};
+        for (int32_t p0 = 0; p0 < {pixels}; p0 += {block}) {{
+            const int32_t dc_count = {pixels} - p0 < {block} ? {pixels} - p0 : {block};
+            for (int32_t ci = 0; ci < {cg}; ++ci) {{
+                const {xt} *const dc_src = dc_x + ci * {pixels} + p0;
+                for (int32_t p = 0; p < dc_count; ++p) dc_col[p * {cg} + ci] = (int16_t)dc_src[p];
+            }}
+            for (int32_t mg = 0; mg < {mg}; ++mg) {{
+                const int32_t mo = g * {mg} + mg;
+                const {wt} *const dc_w = {ops.w.c_name} + mo * {cg};
+                {yt} *const dc_out = {ops.y.c_name} + (b * {win.m} + mo) * {pixels} + p0;
+{indent(dots, 16)}
+            }}
+        }}
+    }}
+}}"""
+
+
+def depthwise(ops: ConvOperands) -> str:
+    """Per channel and output row: the padded lines, then the window slid along the row (no gather)."""
+    win, width = ops.win, ops.line_width
+    taps = win.kh * win.kw
+    xt, wt, yt = ops.x.dtype.c_type, ops.w.dtype.c_type, ops.y.dtype.c_type
+    terms = " + ".join(
+        f"dc_wv[{ky * win.kw + kx}] * (int32_t)dc_lines[{ky * width + kx * win.dil_w} + ox * {win.stride_w}]"
+        for ky in range(win.kh) for kx in range(win.kw)
+    ) if taps <= 16 else None
+    if terms is None:
+        body = (f"int32_t acc = dc_bias;\n"
+                f"for (int32_t t = 0; t < {taps}; ++t) acc += dc_wv[t] * (int32_t)dc_lines[(t / {win.kw}) * {width} "
+                f"+ (t % {win.kw}) * {win.dil_w} + ox * {win.stride_w}];")
+    else:
+        body = f"const int32_t acc = dc_bias + {terms};"
+    return f"""int16_t *const dc_lines = dc_scratch;
+for (int32_t b = 0; b < {win.n}; ++b) {{
+    for (int32_t mo = 0; mo < {win.m}; ++mo) {{
+        const {xt} *const dc_x = {ops.x.c_name} + (b * {win.c} + mo) * {win.h * win.w};
+        const {wt} *const dc_w = {ops.w.c_name} + mo * {taps};
+        int32_t dc_wv[{taps}];
+        for (int32_t t = 0; t < {taps}; ++t) dc_wv[t] = (int32_t)dc_w[t];
+        const int32_t dc_bias = {ops.bias("mo")};
+        for (int32_t dc_oy = 0; dc_oy < {win.oh}; ++dc_oy) {{
+{indent(_fill_lines(ops, 1, "dc_x"), 12)}
+            {yt} *const dc_out = {ops.y.c_name} + ((b * {win.m} + mo) * {win.oh} + dc_oy) * {win.ow};
+            for (int32_t ox = 0; ox < {win.ow}; ++ox) {{
+{indent(body, 16)}
+                {ops.store("dc_out[ox]", "acc", "mo")}
+            }}
+        }}
+    }}
+}}"""
+
+
+def kernel(ops: ConvOperands) -> str:
+    """The C body of the fast kernel for ``ops`` (expects ``int16_t *dc_scratch`` of :func:`scratch_bytes`)."""
+    return {"dense": dense, "pointwise": pointwise, "depthwise": depthwise}[kind(ops)](ops)
+
