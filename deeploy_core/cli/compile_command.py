@@ -17,8 +17,6 @@ from deeploy_core.cli.self_test_data import check_data_options, compile_with_dat
 from deeploy_core.cli.session import CliSession
 from deeploy_core.codegen.self_test import Tolerance
 from deeploy_core.errors import printable_line
-from deeploy_core.report.memory_plot import write_memory_plot
-from deeploy_core.report.plot_levels import memory_plot_levels
 
 
 def listed_entries(output: Path, staging: Path, written: list[Path]) -> list[str]:
@@ -69,7 +67,10 @@ def compile_command(
                 deployer, generated = compile_model(model, options, session.host, progress, state_dir)
             progress.stage("write")
             written = generated.write(staging)
-        if plot:
+        if plot:  # the plot's modules (and the tiling state they read) load only when a plot is asked for
+            from deeploy_core.report.memory_plot import write_memory_plot
+            from deeploy_core.report.plot_levels import memory_plot_levels
+
             title = f"{generated.report['network']}: static memory map"
             written += write_memory_plot(staging, title, memory_plot_levels(deployer.compilation))
         # Last, so that it holds the time spent writing the others; never in report.json (see GeneratedNetwork).
