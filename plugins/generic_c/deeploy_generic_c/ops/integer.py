@@ -29,6 +29,7 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.ops import _conv_kernels as conv_kernels
+from deeploy_generic_c.ops import _matmul_rows as matmul_rows
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
 
 
@@ -123,21 +124,54 @@ class Requantisation:
         rounding = 1 << (self.shift - 1) if self.shift > 0 else 0
         return acc_bound * mul + add + rounding <= 2**31 - 1
 
-    def store(self, target: str, c_type: str, acc: str, channel: str, acc_bound: int | None = None) -> str:
+    def store(self, target: str, c_type: str, acc: str, channel: str, acc_bound: int | None = None,
+              names: tuple[str, str] | None = None) -> str:
         """C statements that requantise ``acc`` (channel index ``channel``) into ``target``.
 
         With ``acc_bound`` (a bound on ``|acc|``) the arithmetic is int32 when
-        :meth:`fits_int32` proves it exact, else int64.
+        :meth:`fits_int32` proves it exact, else int64.  ``names`` replaces the
+        mul/add arrays' C names, e.g. by the ``restrict`` pointers of
+        :meth:`restrict_pointers` (gcc does not vectorise a loop whose stores
+        might alias the global parameter arrays it reads).
         """
-        mul_index = channel if self.mul.numel > 1 else "0"
-        add_index = channel if self.add.numel > 1 else "0"
+        mul_name, add_name = names or (self.mul.c_name, self.add.c_name)
         rounding = f" + {1 << (self.shift - 1)}" if self.shift > 0 else ""
         wide = "int32_t" if self.fits_int32(acc_bound) else "int64_t"
+        mul = self._operand(self.mul, mul_name, channel, wide, names is not None)
+        add = self._operand(self.add, add_name, channel, wide, names is not None)
         return (
-            f"{{ {wide} t = (({wide})({acc}) * ({wide}){self.mul.c_name}[{mul_index}] + "
-            f"({wide}){self.add.c_name}[{add_index}]{rounding}) >> {self.shift}; "
+            f"{{ {wide} t = (({wide})({acc}) * {mul} + "
+            f"{add}{rounding}) >> {self.shift}; "
             f"t = t < {self.low} ? {self.low} : (t > {self.high} ? {self.high} : t); {target} = ({c_type})t; }}"
         )
+
+
+    @staticmethod
+    def _operand(param: Buffer, name: str, channel: str, wide: str, literal: bool) -> str:
+        """``param[channel]`` as ``wide``; with ``literal``, a constant that is the same for every channel is
+        written as a number (SSE2 has no 32-bit vector multiply: gcc then multiplies by shifts and adds)."""
+        value = Requantisation._uniform(param) if literal else None
+        if value is not None:
+            return f"({wide}){value}"
+        return f"({wide}){name}[{channel if param.numel > 1 else '0'}]"
+
+    @staticmethod
+    def _uniform(param: Buffer) -> int | None:
+        """The value of a constant parameter that is the same for every channel, else None."""
+        if param.values is None or not param.numel:
+            return None
+        values = np.unique(np.asarray(param.values, dtype=np.int64))
+        return int(values[0]) if values.size == 1 else None
+
+    RESTRICT_NAMES = ("dc_rq_mul", "dc_rq_add")
+    """The C names :meth:`restrict_pointers` declares, to pass to :meth:`store` as ``names``."""
+
+    def restrict_pointers(self) -> str:
+        """Declarations of ``restrict`` pointers to mul and add (named :data:`RESTRICT_NAMES`), except those
+        :meth:`store` writes as a number when given the names."""
+        return "".join(f"const {param.dtype.c_type} *restrict const {name} = {param.c_name};\n"
+                       for param, name in zip((self.mul, self.add), self.RESTRICT_NAMES)
+                       if self._uniform(param) is None)
 
 
 class RequantShiftParser(NodeParser):
@@ -231,6 +265,16 @@ class IntegerConvParser(NodeParser):
         return {"code": code, "scratch": "NULL", "scratch_bytes": 0, "macs": macs, "size": y.numel, **extra}
 
 
+def _restrict_parameters(requant: Requantisation | None, bias: Buffer | None) -> str:
+    """``restrict`` pointers to the epilogue's arrays: ``dc_bias`` and :attr:`Requantisation.RESTRICT_NAMES`.
+
+    Read through the global arrays, gcc cannot prove that the output stores
+    leave them unchanged and keeps the loop scalar rather than check aliasing.
+    """
+    text = f"const {bias.dtype.c_type} *restrict const dc_bias = {bias.c_name};\n" if bias is not None else ""
+    return text + (requant.restrict_pointers() if requant is not None else "")
+
+
 class IntegerGemmParser(NodeParser):
     """Y = alpha*op(A)@op(B) + beta*C over integers (alpha, beta as integers), int32 out."""
 
@@ -252,12 +296,13 @@ class IntegerGemmParser(NodeParser):
         b_index = f"j * {k} + kk" if trans_b else f"kk * {n} + j"
         cbuf = ctxt[operands[2].name] if len(operands) > 2 and operands[2].name else None
 
-        def bias_of(i: str, j: str) -> str:
-            """beta * C[i, j] with C broadcast over rows and/or columns."""
+        def bias_of(i: str, j: str, name: str | None = None) -> str:
+            """beta * C[i, j] with C broadcast over rows and/or columns (C read through ``name`` if given)."""
             if cbuf is None:
                 return "0"
             rows, cols = ((1,) * (2 - len(cbuf.shape)) + tuple(cbuf.shape))[-2:]
-            return f"{beta} * (int32_t){cbuf.c_name}[{i if rows != 1 else '0'} * {cols} + {j if cols != 1 else '0'}]"
+            return (f"{beta} * (int32_t){name or cbuf.c_name}"
+                    f"[{i if rows != 1 else '0'} * {cols} + {j if cols != 1 else '0'}]")
 
         bias = bias_of("i", "j")
         target = f"{y.c_name}[i * {n} + j]"
@@ -266,6 +311,21 @@ class IntegerGemmParser(NodeParser):
             mul, add = self.requant_inputs
             requant = Requantisation(node, ctxt, node.inputs[mul].name, node.inputs[add].name, n)
         extra: dict[str, object] = {"requantization": requant.describe()} if requant is not None else {}
+        if not trans_b and matmul_rows.applies(a, b, ctxt.for_tiles):
+            c_max = matmul_rows.largest_value(cbuf)
+            bound = (None if c_max is None else
+                     abs(alpha) * matmul_rows.product_bound(a, b, k) + abs(beta) * c_max)
+
+            def gemm_store(target: str, acc: str, i: str, j: str) -> str:
+                total = f"{alpha} * {acc} + {bias_of(i, j, 'dc_bias')}"
+                if requant is None:
+                    return f"{target} = ({y.dtype.c_type})({total});"
+                return requant.store(target, y.dtype.c_type, total, j, bound, Requantisation.RESTRICT_NAMES)
+
+            product = matmul_rows.MatrixProduct(m, n, k, a, b, y, "0", "0", "0", bool(trans_a), gemm_store,
+                                                _restrict_parameters(requant, cbuf))
+            return {"code": matmul_rows.kernel(product), "matmul_kernel": product.kind, "macs": m * n * k,
+                    "size": y.numel, **extra}
         if requant is not None:
             store = requant.store(target, y.dtype.c_type, f"{alpha} * acc + {bias}", "j")
         else:
@@ -321,6 +381,22 @@ class IntegerMatMulParser(NodeParser):
             requant = Requantisation(node, ctxt, node.inputs[mul].name, node.inputs[add].name, channels)
         extra: dict[str, object] = {"requantization": requant.describe()} if requant is not None else {}
         macs = math.prod(batch) * m * n * k
+        if matmul_rows.applies(a, b, ctxt.for_tiles):
+            bias_max = matmul_rows.largest_value(bias_buffer)
+            bound = None if bias_max is None else matmul_rows.product_bound(a, b, k) + bias_max
+
+            def matmul_store(target: str, acc: str, i: str, j: str) -> str:
+                if bias_buffer is not None:
+                    acc = f"{acc} + (int32_t)dc_bias[{j if bias_buffer.numel > 1 else '0'}]"
+                if requant is None:
+                    return f"{target} = ({y.dtype.c_type})({acc});"
+                return requant.store(target, y.dtype.c_type, acc, {"i": i, "j": j}.get(channel, channel), bound,
+                                     Requantisation.RESTRICT_NAMES)
+
+            product = matmul_rows.MatrixProduct(m, n, k, a, b, y, f"o0 * {m * k}", f"o1 * {k * n}", f"y * {m * n}",
+                                                False, matmul_store, _restrict_parameters(requant, bias_buffer))
+            return {"code": _loops(shape, [a_strides, b_strides], matmul_rows.kernel(product)),
+                    "matmul_kernel": product.kind, "macs": macs, "size": y.numel, **extra}
         if requant is not None:
             store = requant.store(target, y.dtype.c_type, "acc", channel)
         else:
