@@ -10,7 +10,7 @@ import click
 from deeploy_core.api import CompileOptions
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.errors import DeeployError
-from deeploy_core.frontend.importer import import_model
+from deeploy_core.frontend.importer import read_model
 from deeploy_core.frontend.input_shapes import parse_input_shape
 from deeploy_core.ir import DataType
 from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
@@ -146,5 +146,9 @@ def parse_input_type(text: str) -> tuple[str, DataType]:
 
 
 def data_input_types(model: Path, data: Path) -> dict[str, DataType]:
-    """Deeploy's rule applied to the arrays of ``data`` bound to the model's inputs by position."""
-    return input_types_from_data(import_model(model).model, data)
+    """Deeploy's rule applied to the arrays of ``data`` bound to the model's inputs by position.
+
+    Only the graph's input names, in order, are needed, and importing does not change them: the file is parsed,
+    not imported (checked, converted, shaped) — the compile that follows imports it once.
+    """
+    return input_types_from_data(read_model(model), data)
