@@ -29,27 +29,30 @@ class PandasPlaceholder:
     """Stands for a pandas class in cp_model's import-time annotations; never instantiated."""
 
 
-class PandasStandIn(ModuleType):
-    """``pandas`` while cp_model is being imported: every attribute is :class:`PandasPlaceholder`."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return PandasPlaceholder
+def placeholder_attribute(name: str) -> Any:
+    """Module ``__getattr__`` (PEP 562) of the stand-in: every public attribute is :class:`PandasPlaceholder`."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return PandasPlaceholder
 
 
-class PandasOnDemand(ModuleType):
-    """cp_model's ``pd`` after the import: the real pandas, imported by the first attribute read."""
+def real_pandas_attribute(name: str) -> Any:
+    """Module ``__getattr__`` of cp_model's ``pd`` after the import: the real pandas, loaded on first read."""
+    return getattr(importlib.import_module("pandas"), name)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(importlib.import_module("pandas"), name)
+
+def module_with_getattr(name: str, getattr_function: Any) -> ModuleType:
+    """An empty module whose every attribute read goes to ``getattr_function`` (PEP 562)."""
+    module = ModuleType(name)
+    module.__getattr__ = getattr_function  # type: ignore[method-assign]
+    return module
 
 
 def cp_model_module() -> ModuleType:
     """``ortools.sat.python.cp_model``, imported without importing pandas."""
     if CP_MODEL in sys.modules or "pandas" in sys.modules:
         return importlib.import_module(CP_MODEL)
-    stand_in = PandasStandIn("pandas")
+    stand_in = module_with_getattr("pandas", placeholder_attribute)
     sys.modules["pandas"] = stand_in
     try:
         module = importlib.import_module(CP_MODEL)
@@ -57,5 +60,5 @@ def cp_model_module() -> ModuleType:
         if sys.modules.get("pandas") is stand_in:
             del sys.modules["pandas"]
     if getattr(module, "pd", None) is stand_in:
-        module.pd = PandasOnDemand("pandas")  # type: ignore[attr-defined]
+        module.pd = module_with_getattr("pandas", real_pandas_attribute)  # type: ignore[attr-defined]
     return module
