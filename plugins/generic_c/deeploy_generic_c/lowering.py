@@ -7,6 +7,7 @@ import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import OpChainPattern, Pass, Subgraph
 from deeploy_generic_c.lowering_dialect import dialect_fusions
+from deeploy_generic_c.lowering_elementwise import FuseElementwiseChains
 from deeploy_generic_c.lowering_recurrent import RecurrentInt8Parameters
 
 
@@ -119,4 +120,5 @@ def generic_c_lowering() -> list[Pass[gs.Graph]]:
         *(FuseRequantisation(op) for op in ("Conv", "Gemm", "MatMul")),
         *dialect_fusions(),
         RecurrentInt8Parameters(),
+        FuseElementwiseChains(),  # after MatMul + Add became Gemm: a bias Add is not taken into a chain first
     ]
