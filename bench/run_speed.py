@@ -15,7 +15,8 @@ by bench/ort_equivalent.py and checked against the expected outputs).
 
 Issue 21's targets (speed-up over 080000f) are printed beside each row.
 
-    python bench/run_speed.py [--base 080000f] [--compilers gcc,clang] [--filter TEXT] [--repeats 20] [--rounds 5]
+    python bench/run_speed.py [--base 080000f] [--compilers gcc,clang] [--filter TEXT] [--kernels]
+                              [--repeats 20] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -52,10 +53,17 @@ class Network:
     integer: bool
 
 
-def networks(contains: str) -> list[Network]:
-    """The peer models and the MLPerf benchmark networks whose path contains ``contains``."""
+def networks(contains: str, kernels: bool = False) -> list[Network]:
+    """The peer models and the MLPerf benchmark networks whose path contains ``contains``.
+
+    ``kernels`` adds the peer tests' single-operator networks (``Kernels/``): a kernel change is measured on the
+    layer it targets, not only diluted in a whole model.
+    """
     found = []
-    for root in (SHARED / "peer-tests" / "deeploy" / "Models", SHARED / "bench" / "deeploy-mlperf"):
+    roots = [SHARED / "peer-tests" / "deeploy" / "Models", SHARED / "bench" / "deeploy-mlperf"]
+    if kernels:
+        roots.append(SHARED / "peer-tests" / "deeploy" / "Kernels")
+    for root in roots:
         for model in sorted(root.rglob("network.onnx")):
             path = model.parent.as_posix()
             if contains in path:
@@ -143,12 +151,13 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=20, help="RunNetwork calls per timing round")
     parser.add_argument("--rounds", type=int, default=5, help="alternating base/head rounds")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("--kernels", action="store_true", help="also scan the peer tests' Kernels/ networks")
     args = parser.parse_args()
     if not (SHARED / "peer-tests" / "deeploy").is_dir():
         print(f"peer networks not found in {SHARED}", file=sys.stderr)
         return 2
     sys.path.insert(0, str(BENCH))
-    chosen = networks(args.filter)
+    chosen = networks(args.filter, args.kernels)
     compilers = args.compilers.split(",")
     rows: list[list[str]] = []
     speedups: dict[str, list[float]] = {compiler: [] for compiler in compilers}
