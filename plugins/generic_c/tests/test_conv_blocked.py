@@ -1,5 +1,8 @@
 """Float Conv with bounded im2col (conv.c, ops/linear.py) against ONNX Runtime (issue 21, item 3).
 
+The layers here are small enough to take the direct loop (test_conv_direct.py); each test
+forces the im2col path by lowering DIRECT_CONV_MAX_FILTERS.
+
 A layer whose whole-layer im2col exceeds CONV_SCRATCH_BYTES gathers blocks of
 output positions; a block may start and end inside an output row, so the
 cases use widths that do not divide the block, and padding, strides,
@@ -21,6 +24,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import deeploy_generic_c.ops._direct_conv as direct_conv
 import deeploy_generic_c.ops.linear as linear
 from deeploy_core.api import CompileOptions, validate_with_data
 from deeploy_core.plugins import PluginHost
@@ -71,6 +75,8 @@ def test_blocked_conv_matches_onnx_runtime_and_whole_layer(name: str, generic_c_
     path = tmp_path / "conv.onnx"
     onnx.save(conv_model(case), path)
     data = {"x": np.random.default_rng(7).standard_normal((1, case.channels, *case.spatial)).astype(np.float32)}
+    # These layers have few filters per group and would take the direct loop: force the im2col path under test.
+    monkeypatch.setattr(direct_conv, "DIRECT_CONV_MAX_FILTERS", 0)
     # A small bound and block, so every case runs several blocks (the defaults would leave small layers whole).
     monkeypatch.setattr(linear, "CONV_SCRATCH_BYTES", 256)
     monkeypatch.setattr(linear, "CONV_MIN_BLOCK", 24)
