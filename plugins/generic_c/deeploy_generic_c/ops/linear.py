@@ -19,6 +19,7 @@ from deeploy_core.plugin_api import (
     is_present,
 )
 from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, c_float, int_array, single_binding
+from deeploy_generic_c.ops._direct_conv import DirectConv, direct_conv, takes_direct_path
 from deeploy_generic_c.ops._loops import SMALL_PRODUCT_MACS, gemm_loop, matmul_loop
 from deeploy_generic_c.ops._window import convolution_window
 
@@ -28,6 +29,19 @@ CONV_SCRATCH_BYTES = 8192
 
 CONV_MIN_BLOCK = 64
 """Fewest output positions per block: shorter blocks spend more on the GEMM's packing than they save in memory."""
+
+
+INLINE_PRODUCT_MACS = 32768
+"""MatMuls with a multiple of 8 columns up to this many multiply-accumulates are loops in the layer too (beyond
+SMALL_PRODUCT_MACS): their blocks of two 4-float vector accumulators (_loops.py) stay in registers, run about as
+fast as the blocked kernel's packing and tiles on operands this small (CCT_1_16_16_8's attention products,
+64 x 64 x 8 and 64 x 8 x 64: the network went from 1.24x to 1.23x of 080000f with gcc, 1.31x to 1.33x with
+clang) and cost ~150 bytes of code each instead of linking the ~4.6 KB blocked GEMM."""
+
+
+def inline_product(macs: int, n: int) -> bool:
+    """Whether a float MatMul of ``macs`` multiply-accumulates and ``n`` output columns is written in the layer."""
+    return macs <= SMALL_PRODUCT_MACS or (n % 8 == 0 and macs <= INLINE_PRODUCT_MACS)
 
 
 def conv_block(c: int, kh: int, kw: int, oh: int, ow: int, group: int) -> int:
@@ -55,7 +69,11 @@ def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, stri
 
 
 class ConvParser(NodeParser):
-    """1-D or 2-D, any groups, explicit pads (auto_pad NOTSET/VALID/SAME_*), strides, dilations, optional bias."""
+    """1-D or 2-D, any groups, explicit pads (auto_pad NOTSET/VALID/SAME_*), strides, dilations, optional bias.
+
+    Few output channels per group: a direct loop in the layer (ops/_direct_conv.py); otherwise runtime/src/conv.c's
+    bounded im2col and blocked GEMM, whose gather pays off only when many output channels reuse it.
+    """
 
     inputs = (2, 3)
 
@@ -64,22 +82,31 @@ class ConvParser(NodeParser):
         win = convolution_window(node, x, w, y)
         group = int(attribute(node, "group", 1))
         bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
+        macs = win.n * win.m * win.oh * win.ow * (win.c // group) * win.kh * win.kw
         block = conv_block(win.c, win.kh, win.kw, win.oh, win.ow, group)
         scratch = conv_scratch_floats(win.c, win.m, win.kh, win.kw, win.oh, win.ow, (win.stride_h, win.stride_w),
                                       win.pads, (win.dil_h, win.dil_w), group, block)
+        code, path = "", "im2col"
+        if takes_direct_path(win.m, group):
+            code, path, block, scratch = direct_conv(DirectConv(
+                x.c_name, w.c_name, None if bias == "NULL" else bias, y.c_name, win.n, win.c, win.h, win.w, win.m,
+                win.kh, win.kw, win.oh, win.ow, win.stride_h, win.stride_w, win.pad_top, win.pad_left, win.dil_h,
+                win.dil_w, group)), "direct", 0, 0
         return {
             "X": x.c_name, "W": w.c_name, "B": bias, "Y": y.c_name,
             "N": win.n, "C": win.c, "H": win.h, "Wd": win.w, "M": win.m, "KH": win.kh, "KW": win.kw,
             "OH": win.oh, "OW": win.ow, "stride_h": win.stride_h, "stride_w": win.stride_w,
             "pad_top": win.pad_top, "pad_left": win.pad_left, "dil_h": win.dil_h, "dil_w": win.dil_w, "group": group,
-            "block": block, "scratch_bytes": scratch * 4, "scratch": "NULL",
-            "macs": win.n * win.m * win.oh * win.ow * (win.c // group) * win.kh * win.kw, "size": y.numel,
+            "block": block, "scratch_bytes": scratch * 4, "scratch": "NULL", "code": code, "conv_path": path,
+            "macs": macs, "size": y.numel,
         }
 
 
 CONV = NodeTemplate(
+    "% if code:\n${code}\n% else:\n"
     "dcg_conv2d_f32(${X}, ${W}, ${B}, ${Y}, ${N}, ${C}, ${H}, ${Wd}, ${M}, ${KH}, ${KW}, ${OH}, ${OW}, "
-    "${stride_h}, ${stride_w}, ${pad_top}, ${pad_left}, ${dil_h}, ${dil_w}, ${group}, ${block}, (float *)${scratch});",
+    "${stride_h}, ${stride_w}, ${pad_top}, ${pad_left}, ${dil_h}, ${dil_w}, ${group}, ${block}, (float *)${scratch});\n"
+    "% endif\n",
     headers=HEADERS,
     transients=lambda rep: {"scratch": rep["scratch_bytes"]},
 )
@@ -168,7 +195,7 @@ class MatMulParser(NodeParser):
         batch = tuple(int(d) for d in _broadcast_shape(a_shape[:-2], b_shape[:-2]))
         a_strides = broadcast_strides(a_shape[:-2], batch)
         b_strides = broadcast_strides(b_shape[:-2], batch)
-        if math.prod(batch) * m * n * k <= SMALL_PRODUCT_MACS:
+        if inline_product(math.prod(batch) * m * n * k, n):
             return {"call": matmul_loop(a.c_name, b.c_name, y.c_name, m, n, k, batch, a_strides, b_strides),
                     "macs": math.prod(batch) * m * n * k, "size": y.numel}
         return {
