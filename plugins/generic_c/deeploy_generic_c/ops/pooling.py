@@ -12,12 +12,57 @@ from deeploy_core.plugin_api import (
     NodeMapper,
     NodeMismatch,
     NodeParser,
+    NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
 )
-from deeploy_generic_c.ops._common import single_binding
+from deeploy_generic_c.ops._common import HEADERS, single_binding
 from deeploy_generic_c.ops._window import sliding_window
+
+
+def _clip(axis: str, origin: str, dil: int, taps: int, size: int, indent: str) -> list[str]:
+    """``{axis}_lo``/``{axis}_hi``: the taps k with ``origin + k * dil`` inside ``[0, size)`` (possibly none)."""
+    if dil == 1:
+        return [f"{indent}const int32_t {axis}_lo = {origin} < 0 ? -{origin} : 0;",
+                f"{indent}const int32_t {axis}_hi = {size} - {origin} < {taps} ? {size} - {origin} : {taps};"]
+    return [f"{indent}const int32_t {axis}_lo = {origin} < 0 ? (-{origin} + {dil - 1}) / {dil} : 0;",
+            f"{indent}const int32_t {axis}_end = {size} - {origin} <= 0 ? 0 : ({size} - {origin} + {dil - 1}) / {dil};",
+            f"{indent}const int32_t {axis}_hi = {axis}_end < {taps} ? {axis}_end : {taps};"]
+
+
+def maxpool_loop(x: str, y: str, planes: int, h: int, w: int, oh: int, ow: int, kh: int, kw: int, stride_h: int,
+                 stride_w: int, pad_top: int, pad_left: int, dil_h: int, dil_w: int) -> str:
+    """Max pooling as loops in the layer with its constant shapes.
+
+    Why: dcg_maxpool2d_f32 with its helpers is ~1.3 KB of x86-64 code for every window
+    shape; a layer's own loop (windows clipped per row and column, a select rather than
+    a branch on the data, a NaN kept once taken as in ONNX Runtime) is a few hundred bytes.
+    Empty clipped ranges leave -INFINITY, as the kernel does.
+    """
+    lines = [
+        f"for (int32_t p = 0; p < {planes}; ++p) {{",
+        f"    const float *xp = {x} + p * {h * w};",
+        f"    float *yp = {y} + p * {oh * ow};",
+        f"    for (int32_t oy = 0; oy < {oh}; ++oy) {{",
+        f"        const int32_t iy0 = oy * {stride_h} - {pad_top};",
+        *_clip("ky", "iy0", dil_h, kh, h, "        "),
+        f"        for (int32_t ox = 0; ox < {ow}; ++ox) {{",
+        f"            const int32_t ix0 = ox * {stride_w} - {pad_left};",
+        *_clip("kx", "ix0", dil_w, kw, w, "            "),
+        "            float best = -INFINITY;",
+        "            for (int32_t ky = ky_lo; ky < ky_hi; ++ky) {",
+        "                for (int32_t kx = kx_lo; kx < kx_hi; ++kx) {",
+        f"                    const float v = xp[(iy0 + ky * {dil_h}) * {w} + ix0 + kx * {dil_w}];",
+        "                    best = (v > best || v != v) ? v : best;",
+        "                }",
+        "            }",
+        f"            yp[oy * {ow} + ox] = best;",
+        "        }",
+        "    }",
+        "}",
+    ]
+    return "\n".join(lines)
 
 
 class PoolParser(NodeParser):
@@ -38,7 +83,8 @@ class PoolParser(NodeParser):
             f"{win.stride_h}, {win.stride_w}, {win.pad_top}, {win.pad_left}"
         )
         if self.kind == "max":
-            call = f"dcg_maxpool2d_f32({common}, {win.dil_h}, {win.dil_w});"
+            call = maxpool_loop(x.c_name, y.c_name, win.n * win.c, win.h, win.w, win.oh, win.ow, win.kh, win.kw,
+                                win.stride_h, win.stride_w, win.pad_top, win.pad_left, win.dil_h, win.dil_w)
         else:
             include = int(attribute(node, "count_include_pad", 0))
             call = f"dcg_avgpool2d_f32({common}, {win.pad_bottom}, {win.pad_right}, {include});"
@@ -81,7 +127,8 @@ def _mapper(parser: NodeParser, name: str) -> tuple[NodeMapper, ...]:
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "MaxPool": _mapper(MaxPoolParser(), "MaxPool float32"),
+    "MaxPool": single_binding(MaxPoolParser(), FLOAT, "MaxPool float32",
+                              NodeTemplate("${call}", headers=HEADERS + ("math.h",))),
     "AveragePool": _mapper(PoolParser("avg"), "AveragePool float32"),
     "GlobalAveragePool": _mapper(GlobalPoolParser("global_avgpool"), "GlobalAveragePool float32"),
     "GlobalMaxPool": _mapper(GlobalPoolParser("global_maxpool"), "GlobalMaxPool float32"),
