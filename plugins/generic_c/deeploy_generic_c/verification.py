@@ -109,6 +109,12 @@ VERIFICATION: dict[str, tuple[OpVerification, ...]] = {
                                  "as integer MatMul (semantics §8, unverified there)")),
     "RequantizedAdd": (_reference("Deeploy marks the arithmetic unverified; its rounding is defined by this "
                                   "project (deeploy-op-semantics.md leaves it open)"),),
+    # Made by the lowering (lowering_elementwise), never in a model: "peer" is for ops of the peer networks.
+    "FusedElementwise": (OpVerification("onnxruntime", "fused chains with scalar, broadcast and full constants, "
+                                                       "constants as left operands, untiled and tiled: bit-exact "
+                                                       "with ONNX Runtime (test_fused_elementwise.py); "
+                                                       "Transformer_DeepQuant's fused quantiser chains match its "
+                                                       "peer outputs"),),
     "DebugPrint": (OpVerification("documented no-op", "copies its input to its output and prints nothing (tests: "
                                                       "output equals input, untiled, tiled and on the cluster)"),),
     "Cast": (_peer("Transformer_DeepQuant, whose Casts convert constants and are folded before mapping"),
