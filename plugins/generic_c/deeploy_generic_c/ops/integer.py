@@ -29,6 +29,7 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.ops import _conv_kernels as conv_kernels
+from deeploy_generic_c.ops import _dot_rows as dot_rows
 from deeploy_generic_c.ops import _matmul_rows as matmul_rows
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
 
@@ -325,6 +326,20 @@ class IntegerGemmParser(NodeParser):
             product = matmul_rows.MatrixProduct(m, n, k, a, b, y, "0", "0", "0", bool(trans_a), gemm_store,
                                                 _restrict_parameters(requant, cbuf))
             return {"code": matmul_rows.kernel(product), "matmul_kernel": product.kind, "macs": m * n * k,
+                    "size": y.numel, **extra}
+        if trans_b and not trans_a and dot_rows.applies(a, b, k, ctxt.for_tiles):
+            c_max = matmul_rows.largest_value(cbuf)
+            bound = (None if c_max is None else
+                     abs(alpha) * matmul_rows.product_bound(a, b, k) + abs(beta) * c_max)
+
+            def row_dot_store(target: str, acc: str, i: str, j: str) -> str:
+                total = f"{alpha} * {acc} + {bias_of(i, j, 'dc_bias')}"
+                if requant is None:
+                    return f"{target} = ({y.dtype.c_type})({total});"
+                return requant.store(target, y.dtype.c_type, total, j, bound, Requantisation.RESTRICT_NAMES)
+
+            rows = dot_rows.RowDotProduct(m, n, k, a, b, y, row_dot_store, _restrict_parameters(requant, cbuf))
+            return {"code": dot_rows.kernel(rows), "matmul_kernel": "row_dot", "macs": m * n * k,
                     "size": y.numel, **extra}
         if requant is not None:
             store = requant.store(target, y.dtype.c_type, f"{alpha} * acc + {bias}", "j")
