@@ -7,10 +7,13 @@ place in the arena instead of the kernel allocating at run time.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from mako.template import Template
+
+PYGMENTS_PLUGIN = "mako.ext.pygmentplugin"
 
 TransientSizer = Callable[[dict[str, Any]], dict[str, int]]
 
@@ -43,7 +46,28 @@ class NodeTemplate:
     def render(self, representation: dict[str, Any]) -> str:
         """The C code for one layer."""
         if self._template is None:
-            from deeploy_core.mapping.mako_import import compiled_template
-
-            self._template = compiled_template(self.source)
+            self._template = _mako_template_class()(self.source, strict_undefined=True)
         return str(self._template.render(**representation)).strip()
+
+
+def _mako_template_class() -> type[Template]:
+    """``mako.template.Template``, imported without Mako's pygments highlighting.
+
+    ``mako.exceptions`` (imported by ``mako.template``) loads pygments, when it
+    is installed, to colour the source excerpts of its HTML error pages.  We
+    never render those pages — a template error reaches the user as one line
+    naming the node — yet pygments' lexers were the largest single import of a
+    ``compile`` run.  Marking Mako's pygments plugin as absent while Mako is
+    first imported makes Mako take its own fallback (plain escaped text); the
+    mark is removed right after, so anyone importing the plugin later still
+    gets it.  If Mako is already imported, nothing changes.
+    """
+    blocked = "mako.exceptions" not in sys.modules and PYGMENTS_PLUGIN not in sys.modules
+    if blocked:
+        sys.modules[PYGMENTS_PLUGIN] = None  # type: ignore[assignment]
+    try:
+        from mako.template import Template
+    finally:
+        if blocked:
+            del sys.modules[PYGMENTS_PLUGIN]
+    return Template
