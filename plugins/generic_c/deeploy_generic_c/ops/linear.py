@@ -72,7 +72,10 @@ class ConvParser(NodeParser):
     """1-D or 2-D, any groups, explicit pads (auto_pad NOTSET/VALID/SAME_*), strides, dilations, optional bias.
 
     Few output channels per group: a direct loop in the layer (ops/_direct_conv.py); otherwise runtime/src/conv.c's
-    bounded im2col and blocked GEMM, whose gather pays off only when many output channels reuse it.
+    bounded im2col and blocked GEMM, whose gather pays off only when many output channels reuse it.  Tiled builds
+    (``ctxt.for_tiles``) keep the im2col path for every tile: the choice must not depend on a tile's channel count,
+    or the tiler's scratch model (probed on the whole layer and the smallest tile) misses the im2col scratch of
+    mid-size tiles and L1 overflows.
     """
 
     inputs = (2, 3)
@@ -87,7 +90,7 @@ class ConvParser(NodeParser):
         scratch = conv_scratch_floats(win.c, win.m, win.kh, win.kw, win.oh, win.ow, (win.stride_h, win.stride_w),
                                       win.pads, (win.dil_h, win.dil_w), group, block)
         code, path = "", "im2col"
-        if takes_direct_path(win.m, group):
+        if takes_direct_path(win.m, group) and not ctxt.for_tiles:
             code, path, block, scratch = direct_conv(DirectConv(
                 x.c_name, w.c_name, None if bias == "NULL" else bias, y.c_name, win.n, win.c, win.h, win.w, win.m,
                 win.kh, win.kw, win.oh, win.ow, win.stride_h, win.stride_w, win.pad_top, win.pad_left, win.dil_h,
