@@ -26,21 +26,20 @@ Exit code 1 when a network fails to compile or build.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cross_size import format_rows, make_host  # noqa: E402  (bench/ is not a package)
+from cross_size import format_rows, installed_targets, make_host, peer_root_or_message, size_arguments  # noqa: E402
 
 from deeploy_core.api import CompileOptions, compile_model  # noqa: E402
 from deeploy_core.errors import DeeployError  # noqa: E402
 from deeploy_core.plugins import PluginHost  # noqa: E402
 from deeploy_core.testing.cross_targets import CORTEX_M4, WARNINGS, CrossBuildError, CrossTarget, build_library  # noqa: E402
 from deeploy_core.testing.linked_size import linked_sizes  # noqa: E402
-from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root  # noqa: E402
+from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests  # noqa: E402
 
 HOST = CrossTarget(name="x86-64", tool_prefix="", cflags=("-O2", *WARNINGS), package="gcc and binutils")
 TARGETS = (HOST, CORTEX_M4)
@@ -78,22 +77,11 @@ def row_of(peer: PeerTest, targets: list[CrossTarget], host: PluginHost, scratch
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--filter", default="", help="substring of the network's path (default: all)")
-    parser.add_argument("--target", action="append", choices=[target.name for target in TARGETS],
-                        help="only this target (repeatable; default: x86-64 and cortex-m4 when installed)")
-    parser.add_argument("--rst", action="store_true", help="print a reStructuredText table")
-    args = parser.parse_args()
-    root = peer_tests_root(Path(__file__).resolve().parent)
+    args = size_arguments(__doc__ or "", "network", TARGETS, "x86-64 and cortex-m4 when installed")
+    root = peer_root_or_message()
     if root is None:
-        print("error: peer tests not found: put Deeploy's peer tests in ../shared/peer-tests/deeploy "
-              "or set DEEPLOY_CORE_PEER_TESTS", file=sys.stderr)
         return 2
-    wanted = [target for target in TARGETS if not args.target or target.name in args.target]
-    targets = [target for target in wanted if target.missing() is None]
-    for target in wanted:
-        if target not in targets:
-            print(f"note: {target.name} left out: {target.missing()}", file=sys.stderr)
+    targets = installed_targets(TARGETS, args.target)
     header = ["network"]
     for target in targets:
         header += [f"{target.name} {column}" for column in COLUMNS]

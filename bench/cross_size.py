@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from deeploy_core.api import CompileOptions, compile_model
@@ -89,23 +90,42 @@ def format_rows(header: list[str], rows: list[list[str]], rst: bool) -> list[str
     return [line(header), "-" * len(rule), *(line(row) for row in rows)]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--filter", default="", help="substring of the peer test's path (default: all)")
-    parser.add_argument("--target", action="append", choices=[target.name for target in TARGETS],
-                        help="only this target (repeatable; default: every target whose compiler is installed)")
+def size_arguments(description: str, scope: str, choices: Sequence[CrossTarget], default_targets: str
+                   ) -> argparse.Namespace:
+    """The options both size benchmarks take: ``--filter``, ``--target`` (one of ``choices``; repeatable), ``--rst``."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--filter", default="", help=f"substring of the {scope}'s path (default: all)")
+    parser.add_argument("--target", action="append", choices=[target.name for target in choices],
+                        help=f"only this target (repeatable; default: {default_targets})")
     parser.add_argument("--rst", action="store_true", help="print a reStructuredText table")
-    args = parser.parse_args()
-    root = peer_tests_root(Path(__file__).resolve().parent)
-    if root is None:
-        print("error: peer tests not found: put Deeploy's peer tests in ../shared/peer-tests/deeploy "
-              "or set DEEPLOY_CORE_PEER_TESTS", file=sys.stderr)
-        return 2
-    wanted = [target for target in TARGETS if not args.target or target.name in args.target]
+    return parser.parse_args()
+
+
+def installed_targets(candidates: Sequence[CrossTarget], requested: list[str] | None) -> list[CrossTarget]:
+    """The requested (default: all) candidates whose compiler is installed; a note on stderr for each left out."""
+    wanted = [target for target in candidates if not requested or target.name in requested]
     targets = [target for target in wanted if target.missing() is None]
     for target in wanted:
         if target not in targets:
             print(f"note: {target.name} left out: {target.missing()}", file=sys.stderr)
+    return targets
+
+
+def peer_root_or_message() -> Path | None:
+    """The peer tests' folder, or None after saying on stderr where it should be."""
+    root = peer_tests_root(Path(__file__).resolve().parent)
+    if root is None:
+        print("error: peer tests not found: put Deeploy's peer tests in ../shared/peer-tests/deeploy "
+              "or set DEEPLOY_CORE_PEER_TESTS", file=sys.stderr)
+    return root
+
+
+def main() -> int:
+    args = size_arguments(__doc__ or "", "peer test", TARGETS, "every target whose compiler is installed")
+    root = peer_root_or_message()
+    if root is None:
+        return 2
+    targets = installed_targets(TARGETS, args.target)
     if not targets:
         print("error: no cross compiler found: install Debian's gcc-arm-none-eabi and libnewlib-arm-none-eabi",
               file=sys.stderr)

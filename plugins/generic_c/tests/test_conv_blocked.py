@@ -16,28 +16,18 @@ whole layer's im2col.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import deeploy_generic_c.ops._direct_conv as direct_conv
 import deeploy_generic_c.ops.linear as linear
 from deeploy_core.api import CompileOptions, validate_with_data
 from deeploy_core.plugins import PluginHost
+from plugins.generic_c.tests.float_conv_cases import ConvCase, conv_model
 
-
-@dataclass(frozen=True)
-class ConvCase:
-    channels: int
-    filters: int
-    spatial: tuple[int, ...]
-    kernel: tuple[int, ...]
-    attrs: dict[str, object] = field(default_factory=dict)
-    bias: bool = True
 
 
 CASES = {
@@ -50,22 +40,6 @@ CASES = {
     "one-d": ConvCase(4, 5, (300,), (7,), {"pads": [3, 1], "strides": [2]}),
     "same-upper": ConvCase(3, 7, (15, 15), (4, 4), {"auto_pad": "SAME_UPPER"}),
 }
-
-
-def conv_model(case: ConvCase) -> onnx.ModelProto:
-    rng = np.random.default_rng(len(case.spatial) * 100 + case.channels)
-    group = int(case.attrs.get("group", 1))
-    weight = rng.standard_normal((case.filters, case.channels // group, *case.kernel)).astype(np.float32)
-    inits = [numpy_helper.from_array(weight, "w")]
-    inputs = ["x", "w"]
-    if case.bias:
-        inits.append(numpy_helper.from_array(rng.standard_normal(case.filters).astype(np.float32), "b"))
-        inputs.append("b")
-    node = helper.make_node("Conv", inputs, ["y"], kernel_shape=list(case.kernel), **case.attrs)
-    graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                             [1, case.channels, *case.spatial])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    return onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

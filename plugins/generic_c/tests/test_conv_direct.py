@@ -16,62 +16,35 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.plugins import PluginHost
+from plugins.generic_c.tests.float_conv_cases import ConvCase, conv_model
 from deeploy_generic_c.ops._direct_conv import DirectConv, interior_columns, takes_direct_path
 
 
-@dataclass(frozen=True)
-class Case:
-    channels: int
-    filters: int
-    spatial: tuple[int, ...]
-    kernel: tuple[int, ...]
-    attrs: dict[str, object] = field(default_factory=dict)
-    bias: bool = True
-    batch: int = 1
-
 
 CASES = {
-    "peer-dw-strided": Case(2, 4, (64, 32), (8, 8), {"pads": [1, 1, 1, 1], "strides": [2, 4], "group": 2}),
-    "peer-regular-strided": Case(2, 4, (64, 32), (8, 8), {"pads": [1, 1, 1, 1], "strides": [2, 4]}, bias=False),
-    "cct-first": Case(3, 8, (16, 16), (3, 3), {"pads": [1, 1, 1, 1]}, bias=False),
-    "asymmetric-pads": Case(4, 6, (13, 19), (3, 5), {"pads": [2, 3, 0, 1]}),
-    "wide-pads-stride": Case(3, 5, (11, 12), (5, 5), {"pads": [4, 4, 4, 4], "strides": [2, 3]}),
-    "dilated": Case(5, 3, (20, 23), (3, 3), {"pads": [2, 1, 2, 3], "dilations": [3, 2]}),
-    "grouped-batch": Case(8, 8, (9, 10), (3, 3), {"pads": [1, 1, 1, 1], "group": 4}, batch=2),
-    "depthwise": Case(6, 6, (12, 12), (3, 3), {"pads": [1, 1, 1, 1], "group": 6}, bias=False),
-    "one-d": Case(4, 5, (300,), (7,), {"pads": [3, 1], "strides": [2]}),
-    "one-d-dilated": Case(3, 2, (40,), (3,), {"pads": [4, 4], "dilations": [4]}, bias=False),
-    "no-interior": Case(2, 3, (4, 4), (5, 5), {"pads": [2, 2, 2, 2]}),
-    "no-border": Case(3, 4, (10, 10), (3, 3), {"strides": [2, 2]}),
-    "pointwise": Case(16, 8, (6, 6), (1, 1)),
-    "same-upper": Case(3, 7, (15, 15), (4, 4), {"auto_pad": "SAME_UPPER"}),
+    "peer-dw-strided": ConvCase(2, 4, (64, 32), (8, 8), {"pads": [1, 1, 1, 1], "strides": [2, 4], "group": 2}),
+    "peer-regular-strided": ConvCase(2, 4, (64, 32), (8, 8), {"pads": [1, 1, 1, 1], "strides": [2, 4]}, bias=False),
+    "cct-first": ConvCase(3, 8, (16, 16), (3, 3), {"pads": [1, 1, 1, 1]}, bias=False),
+    "asymmetric-pads": ConvCase(4, 6, (13, 19), (3, 5), {"pads": [2, 3, 0, 1]}),
+    "wide-pads-stride": ConvCase(3, 5, (11, 12), (5, 5), {"pads": [4, 4, 4, 4], "strides": [2, 3]}),
+    "dilated": ConvCase(5, 3, (20, 23), (3, 3), {"pads": [2, 1, 2, 3], "dilations": [3, 2]}),
+    "grouped-batch": ConvCase(8, 8, (9, 10), (3, 3), {"pads": [1, 1, 1, 1], "group": 4}, batch=2),
+    "depthwise": ConvCase(6, 6, (12, 12), (3, 3), {"pads": [1, 1, 1, 1], "group": 6}, bias=False),
+    "one-d": ConvCase(4, 5, (300,), (7,), {"pads": [3, 1], "strides": [2]}),
+    "one-d-dilated": ConvCase(3, 2, (40,), (3,), {"pads": [4, 4], "dilations": [4]}, bias=False),
+    "no-interior": ConvCase(2, 3, (4, 4), (5, 5), {"pads": [2, 2, 2, 2]}),
+    "no-border": ConvCase(3, 4, (10, 10), (3, 3), {"strides": [2, 2]}),
+    "pointwise": ConvCase(16, 8, (6, 6), (1, 1)),
+    "same-upper": ConvCase(3, 7, (15, 15), (4, 4), {"auto_pad": "SAME_UPPER"}),
 }
-
-
-def conv_model(case: Case) -> onnx.ModelProto:
-    rng = np.random.default_rng(len(case.spatial) * 100 + case.channels + case.filters)
-    group = int(case.attrs.get("group", 1))
-    weight = rng.standard_normal((case.filters, case.channels // group, *case.kernel)).astype(np.float32)
-    inits = [numpy_helper.from_array(weight, "w")]
-    inputs = ["x", "w"]
-    if case.bias:
-        inits.append(numpy_helper.from_array(rng.standard_normal(case.filters).astype(np.float32), "b"))
-        inputs.append("b")
-    node = helper.make_node("Conv", inputs, ["y"], kernel_shape=list(case.kernel), **case.attrs)
-    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [case.batch, case.channels, *case.spatial])
-    graph = helper.make_graph([node], "conv", [x_info], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    return onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
