@@ -312,35 +312,28 @@ class IntegerGemmParser(NodeParser):
             mul, add = self.requant_inputs
             requant = Requantisation(node, ctxt, node.inputs[mul].name, node.inputs[add].name, n)
         extra: dict[str, object] = {"requantization": requant.describe()} if requant is not None else {}
-        if not trans_b and matmul_rows.applies(a, b, ctxt.for_tiles):
+        row_product = not trans_b and matmul_rows.applies(a, b, ctxt.for_tiles)
+        row_dot = trans_b and not trans_a and dot_rows.applies(a, b, k, ctxt.for_tiles)
+        if row_product or row_dot:
             c_max = matmul_rows.largest_value(cbuf)
             bound = (None if c_max is None else
                      abs(alpha) * matmul_rows.product_bound(a, b, k) + abs(beta) * c_max)
 
-            def gemm_store(target: str, acc: str, i: str, j: str) -> str:
+            def fast_store(target: str, acc: str, i: str, j: str) -> str:
+                """The epilogue both fast kernels write per output: alpha, bias, then requantise or cast."""
                 total = f"{alpha} * {acc} + {bias_of(i, j, 'dc_bias')}"
                 if requant is None:
                     return f"{target} = ({y.dtype.c_type})({total});"
                 return requant.store(target, y.dtype.c_type, total, j, bound, Requantisation.RESTRICT_NAMES)
 
-            product = matmul_rows.MatrixProduct(m, n, k, a, b, y, "0", "0", "0", bool(trans_a), gemm_store,
-                                                _restrict_parameters(requant, cbuf))
-            return {"code": matmul_rows.kernel(product), "matmul_kernel": product.kind, "macs": m * n * k,
-                    "size": y.numel, **extra}
-        if trans_b and not trans_a and dot_rows.applies(a, b, k, ctxt.for_tiles):
-            c_max = matmul_rows.largest_value(cbuf)
-            bound = (None if c_max is None else
-                     abs(alpha) * matmul_rows.product_bound(a, b, k) + abs(beta) * c_max)
-
-            def row_dot_store(target: str, acc: str, i: str, j: str) -> str:
-                total = f"{alpha} * {acc} + {bias_of(i, j, 'dc_bias')}"
-                if requant is None:
-                    return f"{target} = ({y.dtype.c_type})({total});"
-                return requant.store(target, y.dtype.c_type, total, j, bound, Requantisation.RESTRICT_NAMES)
-
-            rows = dot_rows.RowDotProduct(m, n, k, a, b, y, row_dot_store, _restrict_parameters(requant, cbuf))
-            return {"code": dot_rows.kernel(rows), "matmul_kernel": "row_dot", "macs": m * n * k,
-                    "size": y.numel, **extra}
+            parameters = _restrict_parameters(requant, cbuf)
+            if row_product:
+                product = matmul_rows.MatrixProduct(m, n, k, a, b, y, "0", "0", "0", bool(trans_a), fast_store,
+                                                    parameters)
+                code, kind = matmul_rows.kernel(product), product.kind
+            else:
+                code, kind = dot_rows.kernel(dot_rows.RowDotProduct(m, n, k, a, b, y, fast_store, parameters)), "row_dot"
+            return {"code": code, "matmul_kernel": kind, "macs": m * n * k, "size": y.numel, **extra}
         if requant is not None:
             store = requant.store(target, y.dtype.c_type, f"{alpha} * acc + {bias}", "j")
         else:
