@@ -125,9 +125,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         self.buffering = buffering
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
         self.allocator = allocator
-        # Tiled kernels get their scratch in the compute level (sized for the tile): none in the home arena; known
-        # before parsing, so kernels can choose variants whose scratch shrinks with the tile.
-        self.compilation.scratch_in_compute_level = True
+        self.compilation.scratch_in_compute_level = True  # known before parsing: kernels pick tile-sized scratch
         self._read_options(strategy)
 
     def _read_options(self, strategy: str) -> None:
