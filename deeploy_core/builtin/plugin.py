@@ -75,11 +75,19 @@ STRATEGY_OPTION = OptionSpec("strategy", str, "max", choices=TILING_STRATEGIES,
 """The built-in tilers' one option (``--tiling-strategy`` sets it)."""
 
 
+FUSION_OPTION = OptionSpec("fusion", str, "none", choices=("none", "auto"),
+                           help="none: every layer tiled alone; auto: chains of layers tiled as one pattern, their "
+                                "intermediate tiles kept in the compute level, where that moves fewer bytes")
+"""The built-in tilers' fused (multi-layer) tiling (``--fusion`` sets it)."""
+
+
 def _tiler(buffering: str, name: str) -> Callable[..., TilerDeployerWrapper]:
-    def make(deployer: Deployer | DeployerWrapper, allocator: object, strategy: str = "max") -> TilerDeployerWrapper:
+    def make(deployer: Deployer | DeployerWrapper, allocator: object, strategy: str = "max",
+             fusion: str = "none") -> TilerDeployerWrapper:
         from deeploy_core.tiling.wrapper import TilerDeployerWrapper
 
-        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, strategy=strategy, name=name)
+        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, strategy=strategy, name=name,
+                                    fusion=fusion)
 
     return make
 
@@ -88,8 +96,8 @@ def _tiler(buffering: str, name: str) -> Callable[..., TilerDeployerWrapper]:
 def register_tilers(register: Callable[[TilerExtension], None]) -> None:
     """Layer-wise CP-SAT tiling with one or two buffers per tile."""
     register(TilerExtension(name=SINGLE_BUFFERING, factory=_tiler("single", SINGLE_BUFFERING), buffering="single",
-                            options=(STRATEGY_OPTION,),
+                            options=(STRATEGY_OPTION, FUSION_OPTION),
                             description="CP-SAT layer-wise tiling, one buffer per tile (built in)"))
     register(TilerExtension(name=DOUBLE_BUFFERING, factory=_tiler("double", DOUBLE_BUFFERING), buffering="double",
-                            options=(STRATEGY_OPTION,),
+                            options=(STRATEGY_OPTION, FUSION_OPTION),
                             description="CP-SAT layer-wise tiling, next tile fetched during compute (built in)"))

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.passes.base import Pass
+from deeploy_core.passes.base import GraphT, Pass
 from deeploy_core.passes.modifies import Modifies
 
 __all__ = ["OpChainPattern", "Subgraph", "SubgraphTransformation"]
@@ -49,7 +49,7 @@ class Subgraph:
         return hash(tuple(id(node) for node in self.nodes))
 
 
-class SubgraphTransformation(Pass[gs.Graph]):
+class SubgraphTransformation(Pass[GraphT]):
     """Applies a local rewrite repeatedly until no candidate applies.
 
     After every application the graph is cleaned up and re-sorted (when it
@@ -67,22 +67,22 @@ class SubgraphTransformation(Pass[gs.Graph]):
         return Modifies.Everything
 
     @abc.abstractmethod
-    def find_candidates(self, graph: gs.Graph) -> Iterable[Subgraph]:
+    def find_candidates(self, graph: GraphT) -> Iterable[Subgraph]:
         """Every potential match, in a deterministic order."""
 
     @abc.abstractmethod
-    def can_be_applied(self, graph: gs.Graph, subgraph: Subgraph) -> bool:
+    def can_be_applied(self, graph: GraphT, subgraph: Subgraph) -> bool:
         """Whether the rewrite is legal for this match."""
 
     @abc.abstractmethod
-    def apply(self, graph: gs.Graph, subgraph: Subgraph) -> None:
+    def apply(self, graph: GraphT, subgraph: Subgraph) -> None:
         """Rewrite the match in place.
 
         Nodes that become unused need not be removed: the driver runs
         ``graph.cleanup()`` afterwards.
         """
 
-    def apply_pass(self, graph: gs.Graph, pipeline_results: dict[str, Any]) -> int | None:
+    def apply_pass(self, graph: GraphT, pipeline_results: dict[str, Any]) -> int | None:
         """Apply the first applicable candidate until none is left.
 
         Returns the number of applications, or ``None`` if there were none.
@@ -103,7 +103,7 @@ class SubgraphTransformation(Pass[gs.Graph]):
             _tidy(graph)
         return applications or None
 
-    def _first_applicable(self, graph: gs.Graph) -> Subgraph | None:
+    def _first_applicable(self, graph: GraphT) -> Subgraph | None:
         for candidate in self.find_candidates(graph):
             if self.can_be_applied(graph, candidate):
                 return candidate
@@ -120,7 +120,7 @@ def _tidy(graph: Any) -> None:
         toposort()
 
 
-class OpChainPattern(SubgraphTransformation):
+class OpChainPattern(SubgraphTransformation[gs.Graph]):
     """Matches straight chains of operators, such as ``Conv -> RequantShift``.
 
     A chain is nodes ``n0 -> n1 -> ...`` with ``n[i].op == pattern[i]``

@@ -55,6 +55,10 @@ class LayerLayout:
     scratch_bytes: int = 0
     """Compute-level bytes of the kernel's scratch (its largest tile's, every core's copy): report.json's figure."""
     resident: set[int] = field(default_factory=set)
+    local_inputs: set[int] = field(default_factory=set)
+    """Inputs a fused pattern's previous layer computes into the compute level: one buffer, never fetched."""
+    local_outputs: set[int] = field(default_factory=set)
+    """Outputs the pattern's next layer reads from the compute level: one buffer, never stored."""
     slots: int = 1
     peak: int = 0
 
@@ -94,13 +98,15 @@ def table_rows(tiled: TiledLayer, ctxt: NetworkContext) -> list[list[int]]:
     return rows
 
 
-def bytes_moved(tiled: TiledLayer, ctxt: NetworkContext) -> tuple[int, int]:
-    """(bytes fetched into the compute level, bytes stored back) for one inference."""
+def bytes_moved(tiled: TiledLayer, ctxt: NetworkContext, local_inputs: frozenset[int] | set[int] = frozenset(),
+                local_outputs: frozenset[int] | set[int] = frozenset()) -> tuple[int, int]:
+    """(bytes fetched into the compute level, bytes stored back) for one inference; a fused pattern's
+    intermediate tiles (``local_inputs``/``local_outputs``) move nothing."""
     node = tiled.layer.node
     resident = resident_inputs(tiled)
     fetched = stored = 0
     for index, tensor in enumerate(node.inputs):
-        if not tensor.name:
+        if not tensor.name or index in local_inputs:
             continue
         size = ctxt[tensor.name].dtype.size
         boxes = [tile.inputs[index] for tile in tiled.tiles]
@@ -109,29 +115,46 @@ def bytes_moved(tiled: TiledLayer, ctxt: NetworkContext) -> tuple[int, int]:
         fetched += sum(math.prod(b - a for a, b in box) * size for box in boxes if box is not None)
     outputs = [t for t in node.outputs if t.name]
     for index, tensor in enumerate(outputs):
+        if index in local_outputs:
+            continue
         size = ctxt[tensor.name].dtype.size
         stored += sum(math.prod(b - a for a, b in tile.outputs[index]) * size for tile in tiled.tiles)
     return fetched, stored
 
 
-def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, primitives: TransferPrimitives,
-                     level_pointer: str, prefix: str, shared: dict[str, str] | None = None,
-                     parallel: ClusterParallelism | None = None, split: LayerSplit | None = None
-                     ) -> tuple[str, list[str]]:
-    """(body for RunNetwork, file-scope definitions) of one tiled layer.
+@dataclass
+class LayerParts:
+    """The pieces of one tiled layer's code a schedule is assembled from."""
 
-    ``shared`` maps function texts (with the name blanked) to the function
-    already emitted for them, so identical transfer functions are emitted once.
-    With ``parallel`` the layer becomes a task forked on every core of a
-    cluster: the leader (core 0) moves tiles, barriers separate moving from
-    computing, and each core computes its share of a tile (``split``).
+    definitions: list[str]
+    names: dict[str, str]
+    """``fetch``, ``fetch_resident`` and ``store``: the transfer functions' C names."""
+    compute_lines: list[str]
+    wait_inputs: list[str]
+    """Waits for the streamed inputs, with ``{slot}`` left to fill in."""
+    wait_resident: list[str]
+    wait_outputs: list[str]
+    columns: int
+    n_in: int
+    n_out: int
+
+
+def layer_parts(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, primitives: TransferPrimitives,
+                level_pointer: str, prefix: str, shared: dict[str, str], parallel: ClusterParallelism | None,
+                split: LayerSplit | None, futures: str = "") -> LayerParts:
+    """Table, transfer functions, kernels and waits of one tiled layer.
+
+    Inputs and outputs in ``layout.local_inputs``/``local_outputs`` (a fused
+    pattern's intermediate tiles) are neither fetched nor stored: their one
+    buffer stays in the compute level.  ``futures`` suffixes the names of the
+    future arrays the waits use, so several layers can share one loop.
     """
     node = tiled.layer.node
     outputs = [t for t in node.outputs if t.name]
     columns = table_columns(tiled)
     rows = table_rows(tiled, ctxt)
-    future = primitives.future_type
     n_in, n_out = len(node.inputs), len(outputs)
+    fixed = layout.resident | layout.local_inputs
 
     def slot_pointer(offset: int, stride: int, slot: str, c_type: str) -> str:
         return f"(({c_type} *)({level_pointer} + {offset} + {slot} * {stride}))"
@@ -165,22 +188,24 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
     fetch_cases, compute_cases, store_cases, resident_cases = [], [], [], []
     for number, variant in enumerate(tiled.variants):
         fetch = [transfer(primitives.to_tile, i, True, number, "slot", "futures")
-                 for i in range(n_in) if node.inputs[i].name and i not in layout.resident]
+                 for i in range(n_in) if node.inputs[i].name and i not in fixed]
         resident = [transfer(primitives.to_tile, i, True, number, "0", "futures")
                     for i in sorted(layout.resident)]
-        store = [transfer(primitives.from_tile, i, False, number, "slot", "futures") for i in range(n_out)]
+        store = [transfer(primitives.from_tile, i, False, number, "slot", "futures") for i in range(n_out)
+                 if i not in layout.local_outputs]
         pointers = []
         for i, tensor in enumerate(node.inputs):
             if not tensor.name:
                 continue
             offset, stride = layout.inputs[i]
-            slot = "0" if i in layout.resident else "slot"
+            slot = "0" if i in fixed else "slot"
             c_type = ctxt[tensor.name].dtype.c_type
             pointers.append(f"{c_type} *{tile_input_name(i)} = {slot_pointer(offset, stride, slot, c_type)};")
         for i, tensor in enumerate(outputs):
             offset, stride = layout.outputs[i]
             c_type = ctxt[tensor.name].dtype.c_type
-            pointers.append(f"{c_type} *{tile_output_name(i)} = {slot_pointer(offset, stride, 'slot', c_type)};")
+            slot = "0" if i in layout.local_outputs else "slot"
+            pointers.append(f"{c_type} *{tile_output_name(i)} = {slot_pointer(offset, stride, slot, c_type)};")
         for key in sorted(variant.scratch):
             pointers.append(f"uint8_t *{tile_scratch_name(key)} = ({level_pointer} + {layout.scratch[key]});")
         if parallel is None:
@@ -195,7 +220,7 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
                              + "        break;\n    }")
     unused = "(void)row; (void)slot; (void)futures;"
     names: dict[str, str] = {}
-    shared = {} if shared is None else shared
+    future = primitives.future_type
     for name, cases, signature in (
         ("fetch", fetch_cases, f"const int32_t *row, int32_t slot, {future} *futures"),
         ("fetch_resident", resident_cases, f"const int32_t *row, int32_t slot, {future} *futures"),
@@ -211,18 +236,36 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
     # The kernels run inline in the tile loop: as separate functions, GCC 12 (-O2) wrongly proved their calls
     # dead (its summary of a function whose loops address the compute level through two element types).
     compute = ["switch (row[0]) {", *compute_cases, "default:", "    break;", "}"]
-    wait_inputs = [primitives.wait.format(future=f"in_futures[{{slot}}][{i}]") for i in range(n_in)
-                   if node.inputs[i].name and i not in layout.resident]
-    wait_resident = [primitives.wait.format(future=f"resident_futures[{i}]") for i in sorted(layout.resident)]
-    wait_outputs = [primitives.wait.format(future=f"out_futures[{{slot}}][{i}]") for i in range(n_out)]
-    count = len(tiled.tiles)
+    wait_inputs = [primitives.wait.format(future=f"in_futures{futures}[{{slot}}][{i}]") for i in range(n_in)
+                   if node.inputs[i].name and i not in fixed]
+    wait_resident = [primitives.wait.format(future=f"resident_futures{futures}[{i}]") for i in sorted(layout.resident)]
+    wait_outputs = [primitives.wait.format(future=f"out_futures{futures}[{{slot}}][{i}]") for i in range(n_out)
+                    if i not in layout.local_outputs]
     compute_lines = [line for block in compute for line in block.splitlines()]
+    return LayerParts(definitions, names, compute_lines, wait_inputs, wait_resident, wait_outputs, columns, n_in, n_out)
+
+
+def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, primitives: TransferPrimitives,
+                     level_pointer: str, prefix: str, shared: dict[str, str] | None = None,
+                     parallel: ClusterParallelism | None = None, split: LayerSplit | None = None
+                     ) -> tuple[str, list[str]]:
+    """(body for RunNetwork, file-scope definitions) of one tiled layer.
+
+    ``shared`` maps function texts (with the name blanked) to the function
+    already emitted for them, so identical transfer functions are emitted once.
+    With ``parallel`` the layer becomes a task forked on every core of a
+    cluster: the leader (core 0) moves tiles, barriers separate moving from
+    computing, and each core computes its share of a tile (``split``).
+    """
+    parts = layer_parts(tiled, ctxt, layout, primitives, level_pointer, prefix, {} if shared is None else shared,
+                        parallel, split)
+    future, names, definitions = primitives.future_type, parts.names, parts.definitions
+    args = (parts.columns, parts.n_in, parts.n_out, parts.compute_lines, parts.wait_inputs, parts.wait_resident,
+            parts.wait_outputs)
     if parallel is None:
-        lines = _serial_schedule(tiled, layout, prefix, level_pointer, future, names, columns, n_in, n_out,
-                                 compute_lines, wait_inputs, wait_resident, wait_outputs)
+        lines = _serial_schedule(tiled, layout, prefix, level_pointer, future, names, *args)
         return "\n".join(lines), definitions
-    lines = _cluster_schedule(tiled, layout, prefix, level_pointer, future, names, columns, n_in, n_out,
-                              compute_lines, wait_inputs, wait_resident, wait_outputs, parallel)
+    lines = _cluster_schedule(tiled, layout, prefix, level_pointer, future, names, *args, parallel)
     task = f"{prefix}_task"
     definitions.append(f"static void {task}(void *dc_arg) {{\n    (void)dc_arg;\n"
                        + "\n".join(f"    {line}" if line else "" for line in lines) + "\n}")

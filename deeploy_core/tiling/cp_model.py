@@ -134,10 +134,10 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
         for extent_index, extent in enumerate(tensor.extents):
             if extent.axis is None or extent.axis not in choices:
                 whole = layer.out_shape[extent.axis] if extent.axis is not None else 0
-                extents.append(extent.full if extent.axis is None else min(extent.full, extent.scale * whole + extent.offset))
+                extents.append(extent.size_of(whole))
                 continue
             choice, sizes = choices[extent.axis]
-            extent_sizes = [max(1, min(extent.full, extent.scale * size + extent.offset)) for size in sizes]
+            extent_sizes = [max(1, extent.size_of(size)) for size in sizes]
             value = model.new_int_var(min(extent_sizes), max(extent_sizes), f"L{index}_x{tensor_index}_{extent_index}")
             model.add_element(choice, extent_sizes, value)
             extents.append(value)

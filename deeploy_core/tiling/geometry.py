@@ -44,7 +44,13 @@ class Extent:
     def size(self, tile: dict[int, int]) -> int:
         if self.axis is None:
             return self.full
-        return min(self.full, self.scale * tile[self.axis] + self.offset)
+        return self.size_of(tile[self.axis])
+
+    def size_of(self, tile_size: int) -> int:
+        """The extent when the output axis it follows is ``tile_size`` long (``full`` if it follows none)."""
+        if self.axis is None:
+            return self.full
+        return min(self.full, self.scale * tile_size + self.offset)
 
 
 def full_box(shape: tuple[int, ...]) -> Box:

@@ -28,21 +28,38 @@ class LayerTiling:
 
 
 @dataclass(frozen=True)
+class PatternTiling:
+    """A fused pattern: its layers (C names, in order) and the tile sizes of its last layer's output."""
+
+    layers: tuple[str, ...]
+    tile: dict[int, int]
+
+
+@dataclass(frozen=True)
 class TilingSolution:
-    """Per layer name, its :class:`LayerTiling`; plus how it was found (for reports)."""
+    """Per layer name, its :class:`LayerTiling`; the fused patterns; plus how it was found (for reports).
+
+    ``layers`` is the layer-wise solution of every tiled layer; a layer that
+    belongs to one of ``patterns`` is tiled by its pattern instead.
+    """
 
     layers: dict[str, LayerTiling]
     strategy: str = "max"
     buffering: str = "single"
     info: dict[str, Any] = field(default_factory=dict, compare=False)
+    patterns: tuple[PatternTiling, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "strategy": self.strategy,
             "buffering": self.buffering,
             "layers": {name: {str(axis): size for axis, size in sorted(tiling.tile.items())}
                        for name, tiling in sorted(self.layers.items())},
         }
+        if self.patterns:
+            data["patterns"] = [{"layers": list(p.layers), "tile": {str(a): s for a, s in sorted(p.tile.items())}}
+                                for p in self.patterns]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TilingSolution:
@@ -51,6 +68,10 @@ class TilingSolution:
                 str(name): LayerTiling(str(name), {int(axis): int(size) for axis, size in tiles.items()})
                 for name, tiles in data["layers"].items()
             }
-            return cls(layers, str(data.get("strategy", "max")), str(data.get("buffering", "single")))
+            patterns = tuple(PatternTiling(tuple(str(n) for n in p["layers"]),
+                                           {int(axis): int(size) for axis, size in p["tile"].items()})
+                             for p in data.get("patterns", ()))
+            return cls(layers, str(data.get("strategy", "max")), str(data.get("buffering", "single")),
+                       patterns=patterns)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise DeeployError(f"tiling solution is malformed ({type(error).__name__}: {error})") from None

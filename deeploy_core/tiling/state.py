@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from deeploy_core.tiling.codegen import LayerLayout
+from deeploy_core.tiling.fusion.boxes import PatternCost
+from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.memory_map import LevelMap
 from deeploy_core.tiling.parallel import LayerSplit
 from deeploy_core.tiling.tiles import TiledLayer
@@ -44,5 +46,9 @@ class TilingState:
     """Bytes of the compute level the tiled code uses (the largest layer's layout, aligned)."""
     placement_orders: dict[str, list[str]] = field(default_factory=dict)
     """Block order per layer when a co-optimising allocator placed the blocks inside the tiling model."""
+    patterns: list[FusedPattern] = field(default_factory=list)
+    """The fused patterns of two or more layers (empty with ``--fusion none``), in execution order."""
+    pattern_costs: dict[str, PatternCost] = field(default_factory=dict)
+    """Per pattern (keyed by its last layer), the traffic and halo recomputation of its tiling."""
     times: TilingTimes = field(default_factory=TilingTimes)
     """Seconds spent building the model, solving it and placing the blocks."""

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING
 
 from deeploy_core.codegen.execution_block import ExecutionBlock
 from deeploy_core.ir import NetworkContext
+from deeploy_core.ir.names import c_comment_text
 from deeploy_core.tiling.codegen import emit_tiled_layer
+from deeploy_core.tiling.fusion.codegen import emit_fused_pattern
+from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.state import TilingState
 from deeploy_core.tiling.tiles import TiledLayer
 from deeploy_core.tiling.transfers import TransferPrimitives
@@ -41,12 +44,31 @@ class TiledLayerCode:
         self.parallelism = parallelism
         self._tiled: dict[int, TiledLayer] = {tiled.layer.index: tiled for tiled in state.tiled_layers}
         self._shared: dict[str, str] = {}
+        self._patterns: dict[str, FusedPattern] = {name: pattern for pattern in state.patterns for name in pattern.names}
+
+    def _apply_fused(self, block: ExecutionBlock, ctxt: NetworkContext, pattern: FusedPattern) -> ExecutionBlock:
+        """The pattern's loop replaces its last layer's body; the earlier layers run inside it and emit nothing."""
+        key = block.layer.c_name
+        if key != pattern.key:
+            block.body = [f"/* {c_comment_text(block.layer.name)}: computed tile by tile in the fused loop of "
+                          f"{c_comment_text(pattern.layers[-1].name)} */"]
+            return block
+        members = [self._tiled[layer.index] for layer in pattern.layers]
+        body, definitions = emit_fused_pattern(
+            members, ctxt, [self.state.layouts[name] for name in pattern.names], self.transfers, self.level_pointer,
+            f"{key}_fused", self._shared, self.parallelism, [self.state.splits.get(name) for name in pattern.names])
+        block.body = [body]
+        block.definitions.extend(definitions)
+        return block
 
     def apply(self, block: ExecutionBlock, ctxt: NetworkContext) -> ExecutionBlock:
         tiled = self._tiled.get(block.layer.index)
         if tiled is None:
             return block
         key = tiled.layer.c_name
+        pattern = self._patterns.get(key)
+        if pattern is not None:
+            return self._apply_fused(block, ctxt, pattern)
         body, definitions = emit_tiled_layer(
             tiled, ctxt, self.state.layouts[key], self.transfers, self.level_pointer, f"{key}_tiled", self._shared,
             self.parallelism, self.state.splits.get(key))

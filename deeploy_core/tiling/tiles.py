@@ -100,13 +100,24 @@ def build_tiles(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint, 
     if unknown:
         raise DeeployError(f"layer {layer.name!r} ({layer.op_type}): axis {unknown[0]} of its output cannot be tiled")
     boxes = output_boxes(outputs[0].shape, tile) if len(outputs) == 1 else [full_box(outputs[0].shape)]
+    if len(outputs) == 1:
+        return tiles_from_boxes(layer, ctxt, constraint, [(out, tuple(constraint.input_boxes(node, ctxt, out)))
+                                                          for out in boxes], tile)
+    return tiles_from_boxes(layer, ctxt, constraint, [(boxes[0], tuple(
+        full_box(ctxt[t.name].shape) if t.name else None for t in node.inputs))], tile)
+
+
+def tiles_from_boxes(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint,
+                     boxes: list[tuple[Box, tuple[Box | None, ...]]], tile: dict[int, int]) -> TiledLayer:
+    """The tiles of ``layer`` for given (output box, input boxes) pairs, in that order, each re-parsed into a
+    (shared) kernel variant.  A fused pattern's earlier layers get their boxes from their consumers, not a grid;
+    a layer with several outputs has one tile writing all of them whole."""
+    outputs = [ctxt[t.name] for t in layer.node.outputs if t.name]
     variants: list[Variant] = []
     by_key: dict[tuple[object, ...], int] = {}
     tiles: list[Tile] = []
-    for out in boxes:
+    for out, in_boxes in boxes:
         out_boxes = (out,) if len(outputs) == 1 else tuple(full_box(o.shape) for o in outputs)
-        in_boxes = tuple(constraint.input_boxes(node, ctxt, out)) if len(outputs) == 1 else tuple(
-            full_box(ctxt[t.name].shape) if t.name else None for t in node.inputs)
         variant = _variant(layer, ctxt, constraint, out, in_boxes, out_boxes)
         # Same code is not enough: a flat elementwise kernel is the same for boxes 11x10 and 10x11.
         key = (variant.code, tuple(variant.input_shapes), tuple(variant.output_shapes))

@@ -47,13 +47,18 @@ from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, MemoryNeed, Te
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
-from deeploy_core.tiling.solution import LayerTiling, TilingSolution
+from deeploy_core.tiling.fusion.pattern import FusedPattern, pattern_entry
+from deeploy_core.tiling.fusion.planner import FusionPlanner
+from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
+from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
 
 BUFFERING_SLOTS = {"single": 1, "double": 2}
+FUSION_MODES = ("none", "auto")
+"""``none``: every layer tiled alone; ``auto``: chains fused where the tiler's cost says it pays."""
 SCRATCH_BLOCK = "(scratch)"
 
 
@@ -115,7 +120,8 @@ class TilerDeployerWrapper(DeployerWrapper):
     """
 
     def __init__(self, inner: Deployer | DeployerWrapper, allocator: object, buffering: str = "single",
-                 strategy: str = "max", seed: int = 0, time_limit: float = 10.0, name: str = "tiler") -> None:
+                 strategy: str = "max", seed: int = 0, time_limit: float = 10.0, name: str = "tiler",
+                 fusion: str = "none") -> None:
         super().__init__(inner)
         if MemoryHierarchy not in self.compilation.results:
             raise DeeployError("the tiler needs a memory-aware deployer: choose a memory level (--memory-level)")
@@ -123,6 +129,9 @@ class TilerDeployerWrapper(DeployerWrapper):
             raise DeeployError(f"unknown buffering {buffering!r} (single or double)")
         # The tiler's own scheme, never a deployer option: one source of truth (--buffering only selects a tiler).
         self.buffering = buffering
+        if fusion not in FUSION_MODES:
+            raise DeeployError(f"unknown fusion {fusion!r} ({' or '.join(FUSION_MODES)})")
+        self.fusion = fusion
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
         self.allocator = allocator
         self.compilation.scratch_in_compute_level = True  # known before parsing: kernels pick tile-sized scratch
@@ -341,8 +350,22 @@ class TilerDeployerWrapper(DeployerWrapper):
                     f"that is not a proof of infeasibility: a larger {self.compute_level} size makes the search easier")
             raise self.diagnose(models)
         layers = {name: LayerTiling(name, tiles) for name, tiles in result.tiles.items()}
+        patterns: tuple[PatternTiling, ...] = ()
+        if self.fusion == "auto":
+            fused = time.perf_counter()
+            self.progress.task("tiling: choosing fused patterns")
+            patterns = tuple(PatternTiling(pattern.names, tile)
+                             for pattern, tile in self._planner(models).plan(result.tiles))
+            state.times.solve += time.perf_counter() - fused
         return TilingSolution(layers, self.strategy, self.buffering,
-                              info={"status": result.status, "objective": result.objective})
+                              info={"status": result.status, "objective": result.objective}, patterns=patterns)
+
+    def _planner(self, models: list[LayerModel]) -> FusionPlanner:
+        layers = self.tiled_candidates()
+        return FusionPlanner(self.ctxt, layers, {model.name: model for model in models},
+                             {layer.c_name: self.constraint_of(layer) for layer in layers},
+                             {t.name for t in self.compilation.graph.outputs}, BUFFERING_SLOTS[self.buffering],
+                             self.seed, self.time_limit)
 
     def diagnose(self, models: list[LayerModel] | None = None) -> TilingInfeasibleError:
         """The error naming, in one line, the layer that needs the most of the compute level and how much.
@@ -389,6 +412,7 @@ class TilerDeployerWrapper(DeployerWrapper):
             if tiling is None:
                 raise DeeployError(f"the tiling solution has no entry for layer {layer.c_name!r} ({layer.name!r})")
             tiled_layers.append(build_tiles(layer, self.ctxt, self.constraint_of(layer), tiling.tile))
+        self._apply_patterns(solution, tiled_layers)
         splits: dict[str, LayerSplit] = self.state.splits
         splits.clear()
         if self.parallelism is not None:
@@ -397,11 +421,51 @@ class TilerDeployerWrapper(DeployerWrapper):
                     tiled, self.ctxt, self.constraint_of(tiled.layer), self.parallelism.cores)
         return tiled_layers
 
+    def _apply_patterns(self, solution: TilingSolution, tiled_layers: list[TiledLayer]) -> None:
+        """Replace the tiles of every fused pattern's layers by the pattern's (one tile loop for the chain)."""
+        state = self.state
+        state.patterns, state.pattern_costs = [], {}
+        if not solution.patterns:
+            return
+        planner = self._planner([])
+        by_name = {layer.c_name: layer for layer in self.tiled_candidates()}
+        position = {tiled.layer.c_name: index for index, tiled in enumerate(tiled_layers)}
+        for entry in solution.patterns:
+            if any(name not in by_name for name in entry.layers):
+                raise DeeployError(f"the tiling solution fuses unknown layers {list(entry.layers)}")
+            pattern = FusedPattern((by_name[entry.layers[0]],))
+            for name in entry.layers[1:]:
+                link = planner.link(pattern.layers[-1], by_name[name])
+                if link is None:
+                    raise DeeployError(f"the tiling solution fuses layers {list(entry.layers)}, which cannot share a pattern")
+                pattern = pattern.merged(FusedPattern((by_name[name],)), link)
+            for tiled in planner.tiled_layers(pattern, entry.tile):
+                tiled_layers[position[tiled.layer.c_name]] = tiled
+            state.patterns.append(pattern)
+            state.pattern_costs[pattern.key] = planner.cost(pattern, entry.tile)
+
     def testTilingSolutionCorrectness(self, tiled_layers: list[TiledLayer]) -> None:
-        """Every output element is written by exactly one tile; every box lies inside its tensor."""
+        """Every output element is written by exactly one tile; every box lies inside its tensor.
+
+        In a fused pattern, an intermediate tensor is not written whole but per
+        tile: there each tile of its producer must write at least the box its
+        consumer reads in the same tile.
+        """
+        consumers = {pattern.layers[k].c_name: (pattern.layers[k + 1].c_name, pattern.links[k])
+                     for pattern in self.state.patterns for k in range(len(pattern.layers) - 1)}
+        by_name = {tiled.layer.c_name: tiled for tiled in tiled_layers}
         for tiled in tiled_layers:
             node = tiled.layer.node
             outputs = [t for t in node.outputs if t.name]
+            if tiled.layer.c_name in consumers:
+                consumer, link = consumers[tiled.layer.c_name]
+                reads = [tile.inputs[link] for tile in by_name[consumer].tiles]
+                if len(reads) != len(tiled.tiles) or any(
+                        box is None or any(not (a <= c and d <= b) for (a, b), (c, d) in zip(tile.outputs[0], box))
+                        for tile, box in zip(tiled.tiles, reads)):
+                    raise DeeployError(f"fused tiling of layer {tiled.layer.name!r} does not compute what "
+                                       f"{by_name[consumer].layer.name!r} reads")
+                outputs = []
             for index, tensor in enumerate(outputs):
                 shape = self.ctxt[tensor.name].shape
                 covered = sum(math.prod(box_shape(tile.outputs[index])) for tile in tiled.tiles)
@@ -421,76 +485,63 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def computeMemoryMap(self, tiled_layers: list[TiledLayer], memoryMap: dict[str, Any] | None = None
                          ) -> dict[str, LayerLayout]:
-        """Place each layer's table, tile buffers and scratch in the compute level with the chosen allocator."""
+        """Place each unit's (layer's or fused pattern's) tables, tile buffers and scratch with the allocator."""
         started = time.perf_counter()
         alignment = self.memory_hierarchy.alignment
         slots = BUFFERING_SLOTS[self.buffering]
         layouts: dict[str, LayerLayout] = {}
         level_blocks: list[MapBlock] = []
-        for number, tiled in enumerate(tiled_layers, 1):
-            self.progress.step(number, len(tiled_layers), f"tiling: placing {self._layer_label(tiled.layer)}")
-            node = tiled.layer.node
-            resident = resident_inputs(tiled)
-            table_bytes = 4 * table_columns(tiled) * len(tiled.tiles)
-            sizes: dict[str, int] = {"table": table_bytes}
-            for index, tensor in enumerate(node.inputs):
-                if tensor.name:
-                    per_slot = align_up(max(tiled.input_tile_bytes(index, self.ctxt), 1), alignment)
-                    sizes[f"in{index}"] = per_slot * (1 if index in resident else slots)
-            for index, _ in enumerate([t for t in node.outputs if t.name]):
-                sizes[f"out{index}"] = align_up(max(tiled.output_tile_bytes(index, self.ctxt), 1), alignment) * slots
-            split = self.state.splits.get(tiled.layer.c_name)
-            strides: dict[str, int] = {}
-            for key in sorted({k for v in tiled.variants for k in v.scratch}):
-                sizes[f"scratch:{key}"] = max(v.scratch.get(key, 0) for v in tiled.variants)
-                if split is not None and split.scratch_stride(key):
-                    strides[key] = align_up(split.scratch_stride(key), alignment)
-                    sizes[f"scratch:{key}"] = max(sizes[f"scratch:{key}"], strides[key] * self.scratch_copies)
-            blocks = tuple(AllocationBlock(name, 0, 1, align_up(max(size, 1), alignment)) for name, size in sizes.items())
-            problem = AllocationProblem(blocks, self._capacity(), alignment)
-            if memoryMap is not None:
-                offsets = {name: int(offset) for name, offset in memoryMap.get(tiled.layer.c_name, {}).items()}
-                if set(offsets) != set(sizes):
-                    raise DeeployError(f"the memory map does not match layer {tiled.layer.name!r}'s buffers")
-            elif tiled.layer.c_name in self.state.placement_orders:
-                order = expand_model_order(self.state.placement_orders[tiled.layer.c_name], sorted(sizes))
-                offsets = stack_in_order(order, {b.id: b.size for b in blocks}, {b.id: (0, 1) for b in blocks},
-                                         alignment)
-            else:
-                allocator_name = self.compilation.allocator_name
-                origin = allocator_origin(self.compilation.host, allocator_name)
-                solution = solve_checked(self.allocator, problem, allocator_name, origin)
-                if not solution.feasible:
-                    raise TilingInfeasibleError(
-                        f"{self.compute_level}: allocator {allocator_name!r} cannot place layer "
-                        f"{tiled.layer.name!r}'s tiles: {solution.reason}")
-                errors = find_allocation_errors(problem, solution)
-                if errors:
-                    raise allocator_error(allocator_name, origin, ValueError(
-                        f"invalid {self.compute_level} layout for layer {tiled.layer.name!r}: {errors[0]}"))
-                offsets = dict(solution.offsets)
-            layout = LayerLayout(offsets["table"], table_bytes, slots=slots, resident=resident, scratch_strides=strides,
-                                 scratch_bytes=sum(size for name, size in sizes.items() if name.startswith("scratch:")))
-            for index, tensor in enumerate(node.inputs):
-                if tensor.name:
-                    layout.inputs[index] = (offsets[f"in{index}"],
-                                            align_up(max(tiled.input_tile_bytes(index, self.ctxt), 1), alignment))
-            for index, _ in enumerate([t for t in node.outputs if t.name]):
-                layout.outputs[index] = (offsets[f"out{index}"],
-                                         align_up(max(tiled.output_tile_bytes(index, self.ctxt), 1), alignment))
-            for name, offset in offsets.items():
-                if name.startswith("scratch:"):
-                    layout.scratch[name.split(":", 1)[1]] = offset
-            layout.peak = max(offsets[b.id] + b.size for b in blocks)
-            layouts[tiled.layer.c_name] = layout
-            for block in blocks:
-                level_blocks.append(MapBlock(f"{tiled.layer.c_name}/{block.id}", offsets[block.id], block.size,
-                                             tiled.layer.index, tiled.layer.index + 1))
+        units = tiling_units(tiled_layers, self.state.patterns)
+        for number, (members, pattern) in enumerate(units, 1):
+            first, last = members[0].layer, members[-1].layer
+            self.progress.step(number, len(units), f"tiling: placing {self._layer_label(last)}")
+            unit = unit_blocks(members, pattern, self.ctxt, alignment, slots, self.state.splits, self.scratch_copies)
+            offsets = self._place_unit(members, unit, memoryMap)
+            for tiled, layout in zip(members, unit_layouts(members, unit, offsets, self.ctxt, alignment, slots)):
+                layouts[tiled.layer.c_name] = layout
+            for position, tiled in enumerate(members):
+                for name, block in unit.ids[position].items():
+                    if block in unit.sizes and not (name.startswith("in") and int(name[2:]) in unit.locals_in[position]):
+                        level_blocks.append(MapBlock(f"{tiled.layer.c_name}/{name}", offsets[block], unit.sizes[block],
+                                                     first.index, last.index + 1))
         state = self.state
         state.level_maps = {self.compute_level: LevelMap(self.compute_level, self._capacity(), level_blocks)}
         state.level_peak = align_up(max((layout.peak for layout in layouts.values()), default=0), alignment)
         state.times.allocation += time.perf_counter() - started
         return layouts
+
+    def _place_unit(self, members: list[TiledLayer], unit: UnitBlocks, memoryMap: dict[str, Any] | None
+                    ) -> dict[str, int]:
+        """The unit's block offsets: reused from ``memoryMap``, in a co-optimising allocator's order, or placed."""
+        alignment = self.memory_hierarchy.alignment
+        label = " + ".join(repr(tiled.layer.name) for tiled in members)
+        blocks = tuple(AllocationBlock(name, 0, 1, size) for name, size in unit.sizes.items())
+        if memoryMap is not None:
+            offsets: dict[str, int] = {}
+            for position, tiled in enumerate(members):
+                given = {name: int(offset) for name, offset in memoryMap.get(tiled.layer.c_name, {}).items()}
+                own = {name: block for name, block in unit.ids[position].items()
+                       if not (name.startswith("in") and int(name[2:]) in unit.locals_in[position])}
+                if set(given) != set(own):
+                    raise DeeployError(f"the memory map does not match layer {tiled.layer.name!r}'s buffers")
+                offsets.update({own[name]: offset for name, offset in given.items()})
+            return offsets
+        key = members[0].layer.c_name
+        if len(members) == 1 and key in self.state.placement_orders:
+            order = expand_model_order(self.state.placement_orders[key], sorted(unit.sizes))
+            return stack_in_order(order, dict(unit.sizes), {b.id: (0, 1) for b in blocks}, alignment)
+        problem = AllocationProblem(blocks, self._capacity(), alignment)
+        allocator_name = self.compilation.allocator_name
+        origin = allocator_origin(self.compilation.host, allocator_name)
+        solution = solve_checked(self.allocator, problem, allocator_name, origin)
+        if not solution.feasible:
+            raise TilingInfeasibleError(
+                f"{self.compute_level}: allocator {allocator_name!r} cannot place layer {label}'s tiles: {solution.reason}")
+        errors = find_allocation_errors(problem, solution)
+        if errors:
+            raise allocator_error(allocator_name, origin, ValueError(
+                f"invalid {self.compute_level} layout for layer {label}: {errors[0]}"))
+        return dict(solution.offsets)
 
     def testMemoryMapCorrectness(self) -> None:
         """Each layer's blocks are disjoint, aligned and within the compute level."""
@@ -536,8 +587,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         state = self.state
         layers = []
         for tiled in state.tiled_layers:
-            fetched, stored = bytes_moved(tiled, self.compilation.ctxt)
             layout = state.layouts[tiled.layer.c_name]
+            fetched, stored = bytes_moved(tiled, self.compilation.ctxt, layout.local_inputs, layout.local_outputs)
             layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
                            "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
@@ -551,6 +602,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             "memory_map": {name: {block: offset for block, offset in self._layer_offsets(name).items()}
                            for name in sorted(state.layouts)},
             "layers": layers,
+            "fusion": self.fusion,
+            "patterns": [pattern_entry(pattern, state.pattern_costs[pattern.key]) for pattern in state.patterns],
         }
 
     @staticmethod

@@ -1,0 +1,88 @@
+"""The boxes every layer of a pattern reads and writes per tile, and what they cost in traffic and recomputation.
+
+Tiles are the last layer's output grid; going backwards, each layer's output
+box is the box its consumer reads of the intermediate (halo included), and
+its input boxes follow from its own geometry.  From those boxes alone (no
+kernel is parsed) the tiler prices a pattern: the bytes moved between the
+home level and the compute level, and how much of each intermediate tensor is
+computed more than once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from deeploy_core.ir import NetworkContext
+from deeploy_core.tiling.fusion.pattern import FusedPattern
+from deeploy_core.tiling.geometry import Box, TileConstraint
+from deeploy_core.tiling.tiles import box_shape, output_boxes
+
+TileBoxes = tuple[Box, tuple[Box | None, ...]]
+"""One layer's part of one tile: its output box and the box of every input (None for absent ones)."""
+
+
+def pattern_boxes(pattern: FusedPattern, ctxt: NetworkContext, constraints: Sequence[TileConstraint],
+                  tile: dict[int, int]) -> list[list[TileBoxes]]:
+    """Per layer of ``pattern`` (in order), per tile, the boxes it writes and reads."""
+    last = pattern.layers[-1]
+    out_shape = ctxt[next(t for t in last.node.outputs if t.name).name].shape
+    per_layer: list[list[TileBoxes]] = [[] for _ in pattern.layers]
+    outs = output_boxes(out_shape, tile)
+    for position in range(len(pattern.layers) - 1, -1, -1):
+        layer, constraint = pattern.layers[position], constraints[position]
+        per_layer[position] = [(out, tuple(constraint.input_boxes(layer.node, ctxt, out))) for out in outs]
+        if position:
+            link = pattern.links[position - 1]
+            outs = [inputs[link] for _, inputs in per_layer[position]]  # type: ignore[misc]
+    return per_layer
+
+
+@dataclass(frozen=True)
+class PatternCost:
+    """What one inference of a pattern costs: bytes fetched and stored, and intermediate elements recomputed."""
+
+    fetched: int
+    stored: int
+    computed: int
+    """Elements of the intermediate tensors computed over all tiles (halos counted as often as computed)."""
+    intermediate: int
+    """Elements of the intermediate tensors (each computed once without halos)."""
+    tiles: int
+
+    @property
+    def traffic(self) -> int:
+        return self.fetched + self.stored
+
+    @property
+    def halo_overhead(self) -> float:
+        """The fraction of intermediate elements computed more than once (0 when tiles do not overlap)."""
+        return self.computed / self.intermediate - 1.0 if self.intermediate else 0.0
+
+
+def _box_bytes(box: Box | None, element_bytes: int) -> int:
+    return math.prod(box_shape(box)) * element_bytes if box is not None else 0
+
+
+def pattern_cost(pattern: FusedPattern, ctxt: NetworkContext, boxes: list[list[TileBoxes]]) -> PatternCost:
+    """Bytes moved (an input whose box is the same in every tile is fetched once) and recomputation."""
+    fetched = stored = computed = intermediate = 0
+    for position, layer in enumerate(pattern.layers):
+        local = pattern.local_inputs(position)
+        tiles = boxes[position]
+        for index, tensor in enumerate(layer.node.inputs):
+            if not tensor.name or index in local:
+                continue
+            size = ctxt[tensor.name].dtype.size
+            in_boxes = [inputs[index] for _, inputs in tiles]
+            if len(set(in_boxes)) == 1:
+                in_boxes = in_boxes[:1]
+            fetched += sum(_box_bytes(box, size) for box in in_boxes)
+        output = ctxt[next(t for t in layer.node.outputs if t.name).name]
+        if position == len(pattern.layers) - 1:
+            stored += sum(_box_bytes(out, output.dtype.size) for out, _ in tiles)
+        else:
+            computed += sum(math.prod(box_shape(out)) for out, _ in tiles)
+            intermediate += math.prod(output.shape)
+    return PatternCost(fetched, stored, computed, intermediate, len(boxes[-1]))
