@@ -258,6 +258,7 @@ def _check_positive(proc: subprocess.CompletedProcess[str]) -> None:
     assert stats == {
         "dma_bytes": {"L1->L2": 100 + 65 + 84, "L2->L1": 100 + 65 + 84 + 13 + 64, "L3->L2": 300},
         "dma_transfers": {"L1->L2": 3, "L2->L1": 5, "L3->L2": 2},
+        "dma_overlapped_bytes": {},
         "macs": [125] * 8,
         "barrier_waits": 16,
         "forks": 2,
@@ -458,3 +459,109 @@ def test_with_barrier_no_race_under_tsan(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "ThreadSanitizer" not in proc.stderr
     assert proc.stdout.strip() == str(8 * 42)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# L3: its own engine (queue, ids, bandwidth) and the overlap counter that shows what double buffering hides.
+
+L3_ENGINE = PRELUDE + r"""
+#include <string.h>
+int main(void) {
+    init(8);
+    uint8_t *l1 = pulp_l1_base(), *l2 = pulp_l2_base(), *l3 = pulp_l3_base();
+    for (int i = 0; i < 1000; ++i) l3[i] = (uint8_t)(i * 5 + 1);
+    static pulp_dma_id cluster[PULP_DMA_MAX_IN_FLIGHT];
+    for (int i = 0; i < PULP_DMA_MAX_IN_FLIGHT; ++i) cluster[i] = pulp_dma_start_1d(l1, l2, 4);  /* cluster DMA full */
+    pulp_dma_id up = pulp_dma_start_1d(l2 + 100, l3, 1000);      /* the L3 controller still takes transfers */
+    pulp_dma_id down = pulp_dma_start_1d(l3 + 5000, l2 + 2000, 16);
+    if ((up & PULP_L3_DMA_ID_BIT) == 0 || (down & PULP_L3_DMA_ID_BIT) == 0 || (cluster[0] & PULP_L3_DMA_ID_BIT) != 0) {
+        puts("ids");
+        return 1;
+    }
+    pulp_dma_wait(up);
+    pulp_dma_wait(down);
+    for (int i = 0; i < PULP_DMA_MAX_IN_FLIGHT; ++i) pulp_dma_wait(cluster[i]);
+    if (memcmp(l2 + 100, l3, 1000) != 0) { puts("copy"); return 1; }
+    pulp_print_stats(stdout);
+    return 0;
+}
+"""
+
+
+def test_l3_transfers_have_their_own_engine(tmp_path: Path) -> None:
+    """A full cluster DMA queue does not stop the L3 controller, whose ids carry PULP_L3_DMA_ID_BIT; bytes per link."""
+    proc = build_and_run(tmp_path, L3_ENGINE)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stats = json.loads(proc.stdout.splitlines()[-1])
+    assert stats["dma_bytes"] == {"L2->L1": 4 * 4096, "L3->L2": 1000, "L2->L3": 16}
+    assert stats["dma_transfers"] == {"L2->L1": 4096, "L3->L2": 1, "L2->L3": 1}
+
+
+OVERLAP = PRELUDE + r"""
+static void compute(void *arg) { (void)arg; pulp_count_macs(10); }
+int main(void) {
+    init(4);
+    uint8_t *l1 = pulp_l1_base(), *l2 = pulp_l2_base(), *l3 = pulp_l3_base();
+    pulp_dma_id hidden = pulp_dma_start_1d(l2, l3, 300);           /* in flight while the cores compute */
+    pulp_dma_id hidden_too = pulp_dma_start_1d(l1, l2 + 4096, 64);
+    pulp_cluster_fork(compute, NULL);
+    pulp_dma_wait(hidden);
+    pulp_dma_wait(hidden_too);
+    pulp_dma_id exposed = pulp_dma_start_1d(l2 + 1024, l3 + 1024, 200);  /* started and waited with no compute */
+    pulp_dma_wait(exposed);
+    pulp_print_stats(stdout);
+    return 0;
+}
+"""
+
+
+def test_overlapped_bytes_count_transfers_in_flight_while_cores_compute(tmp_path: Path) -> None:
+    proc = build_and_run(tmp_path, OVERLAP)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    stats = json.loads(proc.stdout.splitlines()[-1])
+    assert stats["dma_bytes"] == {"L2->L1": 64, "L3->L2": 500}
+    assert stats["dma_overlapped_bytes"] == {"L2->L1": 64, "L3->L2": 300}
+
+
+L3_BANDWIDTH = "#define _POSIX_C_SOURCE 200809L\n" + PRELUDE + r"""
+#include <time.h>
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+int main(void) {
+    setenv("PULP_EMULATOR_L3_BYTES_PER_US", "10", 1);   /* 10 MB/s: 200000 bytes take 20 ms */
+    init(1);
+    uint8_t *l1 = pulp_l1_base(), *l2 = pulp_l2_base(), *l3 = pulp_l3_base();
+    double t0 = now_ms();
+    pulp_dma_wait(pulp_dma_start_1d(l3, l2, 40000));
+    pulp_dma_wait(pulp_dma_start_1d(l2, l3, 40000));
+    pulp_dma_wait(pulp_dma_start_1d(l3 + 40000, l2, 40000));
+    pulp_dma_wait(pulp_dma_start_1d(l2, l3 + 40000, 40000));
+    pulp_dma_wait(pulp_dma_start_1d(l3 + 80000, l2, 40000));
+    double exposed = now_ms() - t0;
+    t0 = now_ms();
+    pulp_dma_id id = pulp_dma_start_1d(l2, l3, 50000);   /* 5 ms */
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL);                            /* "compute" for 20 ms: the transfer finishes meanwhile */
+    double before = now_ms();
+    pulp_dma_wait(id);
+    double hidden = now_ms() - before;
+    t0 = now_ms();
+    pulp_dma_wait(pulp_dma_start_1d(l1, l2, 15000));   /* the cluster DMA is not slowed down */
+    double cluster = now_ms() - t0;
+    printf("%f %f %f\n", exposed, hidden, cluster);
+    return 0;
+}
+"""
+
+
+def test_l3_bandwidth_makes_waits_block_until_the_transfer_would_be_done(tmp_path: Path) -> None:
+    """With PULP_EMULATOR_L3_BYTES_PER_US the L3 engine is slow: a wait right after the start blocks for the
+    transfer's time, a wait after enough computation does not (what double buffering of the L3 hop buys)."""
+    proc = build_and_run(tmp_path, L3_BANDWIDTH)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    exposed, hidden, cluster = map(float, proc.stdout.split())
+    assert exposed >= 19.9, exposed
+    assert hidden < 2.0 and cluster < 2.0, (hidden, cluster)

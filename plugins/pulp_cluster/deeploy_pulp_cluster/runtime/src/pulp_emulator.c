@@ -6,6 +6,8 @@
  *    which reports such faults itself);
  *  - a DMA start fills its destination with 0xA5 (and poisons it under ASan); the copy only happens at the wait, so a
  *    destination read before its wait gives wrong data or an ASan use-after-poison report;
+ *  - transfers from or to L3 go to their own engine (the L3 controller: its own queue and ids) that is slower when
+ *    PULP_EMULATOR_L3_BYTES_PER_US is set: a wait then also blocks until the engine would have finished the transfer;
  *  - waits on ids that are not in flight, too many transfers in flight, transfers outside the memories. */
 #define _GNU_SOURCE
 
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -39,6 +42,7 @@
 
 #define PULP_POISON_BYTE 0xA5
 #define ALTSTACK_BYTES (64u * 1024u)
+#define PULP_L3 2 /* index of L3 in levels[] */
 
 static const char *const level_names[PULP_LEVELS] = {"L1", "L2", "L3"};
 
@@ -327,7 +331,24 @@ void pulp_chunk(uint32_t total, uint32_t *begin, uint32_t *end) {
     *end = b + share + (id < extra ? 1u : 0u);
 }
 
-void pulp_count_macs(uint64_t macs) { stats.macs[t_core_id] += macs; }
+/* Every pulp_count_macs call (a core finished computing a share) advances the compute epoch; a transfer during whose
+ * flight the epoch moved overlapped computation (stats.dma_overlapped_bytes). */
+static uint64_t compute_epoch;
+static pthread_mutex_t epoch_mx = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t current_epoch(void) {
+    pthread_mutex_lock(&epoch_mx);
+    uint64_t epoch = compute_epoch;
+    pthread_mutex_unlock(&epoch_mx);
+    return epoch;
+}
+
+void pulp_count_macs(uint64_t macs) {
+    stats.macs[t_core_id] += macs;
+    pthread_mutex_lock(&epoch_mx);
+    compute_epoch++;
+    pthread_mutex_unlock(&epoch_mx);
+}
 
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* DMA                                                                                                               */
@@ -339,12 +360,44 @@ typedef struct {
     uint32_t row_bytes, rows, planes;
     uint32_t dst_row_stride, src_row_stride, dst_plane_stride, src_plane_stride;
     int src_level, dst_level;
+    uint64_t epoch;   /* compute epoch at the start */
+    uint64_t done_ns; /* L3 engine with a bandwidth: when the transfer is complete (CLOCK_MONOTONIC) */
 } dma_request;
 
-static dma_request dma_table[PULP_DMA_MAX_IN_FLIGHT];
-static uint32_t dma_in_flight;
-static pulp_dma_id dma_next_id = 1;
+/* Two engines, each with its own table of transfers in flight and its own ids: the cluster DMA (L1 <-> L2) and the
+ * L3 controller (every transfer from or to L3), whose ids carry PULP_L3_DMA_ID_BIT. */
+typedef struct {
+    dma_request table[PULP_DMA_MAX_IN_FLIGHT];
+    uint32_t in_flight;
+    uint32_t next; /* next id (without the engine bit) */
+    uint64_t free_ns; /* L3 engine: when the last transfer queued on it completes (transfers run one after another) */
+} dma_engine;
+
+static dma_engine engines[2];
 static pthread_mutex_t dma_mx = PTHREAD_MUTEX_INITIALIZER;
+static double l3_bytes_per_ns, l3_latency_ns; /* PULP_EMULATOR_L3_BYTES_PER_US / _LATENCY_US; 0: no delay */
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until_ns(uint64_t when) {
+    for (uint64_t now = now_ns(); now < when; now = now_ns()) {
+        uint64_t left = when - now;
+        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static double env_number(const char *name) {
+    const char *text = getenv(name);
+    if (text == NULL || *text == '\0') return 0.0;
+    char *end = NULL;
+    double value = strtod(text, &end);
+    return end != text && value > 0.0 ? value : 0.0;
+}
 
 static uint64_t extent(uint32_t row_bytes, uint32_t rows, uint32_t planes, uint32_t row_stride, uint32_t plane_stride) {
     if (row_bytes == 0 || rows == 0 || planes == 0) return 0;
@@ -376,18 +429,32 @@ pulp_dma_id pulp_dma_start_3d(void *dst, const void *src, uint32_t row_bytes, ui
     r.src_plane_stride = src_plane_stride;
     r.dst_level = checked_level("destination", dst, extent(row_bytes, rows, planes, dst_row_stride, dst_plane_stride));
     r.src_level = checked_level("source", src, extent(row_bytes, rows, planes, src_row_stride, src_plane_stride));
+    r.epoch = current_epoch();
+    r.done_ns = 0;
+    int l3 = r.src_level == PULP_L3 || r.dst_level == PULP_L3;
+    dma_engine *engine = &engines[l3];
 
     pthread_mutex_lock(&dma_mx);
-    if (dma_in_flight >= PULP_DMA_MAX_IN_FLIGHT) {
-        fprintf(stderr, "pulp emulator: more than %d DMA transfers in flight (missing pulp_dma_wait?)\n",
-                PULP_DMA_MAX_IN_FLIGHT);
+    if (engine->in_flight >= PULP_DMA_MAX_IN_FLIGHT) {
+        fprintf(stderr, "pulp emulator: more than %d %s transfers in flight (missing pulp_dma_wait?)\n",
+                PULP_DMA_MAX_IN_FLIGHT, l3 ? "L3" : "DMA");
         fatal(PULP_EXIT_DMA_TABLE, "");
     }
     /* Ids increase; skip those whose slot is still taken (and 0, after wrapping around). */
-    while (dma_next_id == 0 || dma_table[dma_next_id % PULP_DMA_MAX_IN_FLIGHT].id != 0) dma_next_id++;
-    r.id = dma_next_id++;
-    dma_table[r.id % PULP_DMA_MAX_IN_FLIGHT] = r;
-    dma_in_flight++;
+    while ((engine->next & ~PULP_L3_DMA_ID_BIT) == 0 ||
+           engine->table[engine->next % PULP_DMA_MAX_IN_FLIGHT].id != 0)
+        engine->next = (engine->next + 1u) & ~PULP_L3_DMA_ID_BIT;
+    r.id = engine->next | (l3 ? PULP_L3_DMA_ID_BIT : 0u);
+    engine->next = (engine->next + 1u) & ~PULP_L3_DMA_ID_BIT;
+    if (l3 && l3_bytes_per_ns > 0.0) {
+        /* The L3 engine moves one transfer after another at its bandwidth, in the background. */
+        uint64_t now = now_ns(), begin = engine->free_ns > now ? engine->free_ns : now;
+        double bytes = (double)row_bytes * rows * planes;
+        engine->free_ns = begin + (uint64_t)(l3_latency_ns + bytes / l3_bytes_per_ns);
+        r.done_ns = engine->free_ns;
+    }
+    engine->table[r.id % PULP_DMA_MAX_IN_FLIGHT] = r;
+    engine->in_flight++;
     pthread_mutex_unlock(&dma_mx);
 
     /* Until the wait the destination holds garbage (and, under ASan, may not be touched at all). */
@@ -413,15 +480,18 @@ pulp_dma_id pulp_dma_start_1d(void *dst, const void *src, uint32_t bytes) {
 
 void pulp_dma_wait(pulp_dma_id id) {
     pthread_mutex_lock(&dma_mx);
-    dma_request *slot = &dma_table[id % PULP_DMA_MAX_IN_FLIGHT];
+    dma_engine *engine = &engines[(id & PULP_L3_DMA_ID_BIT) != 0];
+    dma_request *slot = &engine->table[id % PULP_DMA_MAX_IN_FLIGHT];
     if (id == 0 || slot->id != id) {
         fprintf(stderr, "pulp emulator: wait on DMA id %" PRIu32 " that is not in flight\n", id);
         fatal(PULP_EXIT_BAD_WAIT, "");
     }
     dma_request r = *slot;
     slot->id = 0;
-    dma_in_flight--;
+    engine->in_flight--;
     pthread_mutex_unlock(&dma_mx);
+    if (r.done_ns != 0) sleep_until_ns(r.done_ns);
+    int overlapped = current_epoch() != r.epoch;
 
     if (r.row_bytes != 0) {
         for (uint32_t p = 0; p < r.planes; ++p)
@@ -435,6 +505,7 @@ void pulp_dma_wait(pulp_dma_id id) {
     pthread_mutex_lock(&stats_mx);
     stats.dma_bytes[r.src_level][r.dst_level] += (uint64_t)r.row_bytes * r.rows * r.planes;
     stats.dma_transfers[r.src_level][r.dst_level]++;
+    if (overlapped) stats.dma_overlapped_bytes[r.src_level][r.dst_level] += (uint64_t)r.row_bytes * r.rows * r.planes;
     pthread_mutex_unlock(&stats_mx);
 }
 
@@ -444,8 +515,7 @@ void pulp_dma_wait(pulp_dma_id id) {
 void pulp_shutdown(void) {
     if (!initialised) return;
     pthread_mutex_lock(&dma_mx);
-    memset(dma_table, 0, sizeof dma_table);
-    dma_in_flight = 0;
+    memset(engines, 0, sizeof engines);
     pthread_mutex_unlock(&dma_mx);
     for (int l = 0; l < PULP_LEVELS; ++l) unmap_level(&levels[l]);
     memset(&current, 0, sizeof current);
@@ -489,6 +559,8 @@ int pulp_init(const pulp_config *config) {
     }
     current = *config;
     initialised = 1;
+    l3_bytes_per_ns = env_number("PULP_EMULATOR_L3_BYTES_PER_US") / 1000.0;
+    l3_latency_ns = env_number("PULP_EMULATOR_L3_LATENCY_US") * 1000.0;
     pulp_reset_stats();
     install_handler();
     return 0;
@@ -530,6 +602,8 @@ void pulp_print_stats(FILE *f) {
     print_pairs(f, (const uint64_t(*)[PULP_LEVELS])s.dma_bytes);
     fputs(", \"dma_transfers\": ", f);
     print_pairs(f, (const uint64_t(*)[PULP_LEVELS])s.dma_transfers);
+    fputs(", \"dma_overlapped_bytes\": ", f);
+    print_pairs(f, (const uint64_t(*)[PULP_LEVELS])s.dma_overlapped_bytes);
     fputs(", \"macs\": [", f);
     for (uint32_t c = 0; c < cores; ++c) fprintf(f, "%s%" PRIu64, c ? ", " : "", s.macs[c]);
     fprintf(f, "], \"barrier_waits\": %" PRIu64 ", \"forks\": %" PRIu64 "}\n", s.barrier_waits, s.forks);
