@@ -63,6 +63,8 @@ class CompileOptions:
     """A memory-level name or a YAML hierarchy file."""
     tiling_strategy: str | None = None
     """``--tiling-strategy``: the tiler's ``strategy`` option (None: the tiler's default)."""
+    fusion: str | None = None
+    """``--fusion``: the tiler's ``fusion`` option, ``none`` or ``auto`` (None: the tiler's default)."""
     tiling_from: Path | None = None
     """A ``report.json`` of an earlier compile whose tiling solution and memory map are reused."""
     cores: int | None = None
@@ -77,7 +79,7 @@ class CompileOptions:
 
     def option_assignments(self) -> tuple[OptionAssignment, ...]:
         """What the short-flag fields and :attr:`options` ask of the selected extensions, for resolution."""
-        return (*short_flag_assignments(self.level_sizes, self.cores, self.tiling_strategy),
+        return (*short_flag_assignments(self.level_sizes, self.cores, self.tiling_strategy, self.fusion),
                 *mapping_assignments(self.options))
 
 

@@ -75,7 +75,7 @@ STRATEGY_OPTION = OptionSpec("strategy", str, "max", choices=TILING_STRATEGIES,
 """The built-in tilers' one option (``--tiling-strategy`` sets it)."""
 
 
-FUSION_OPTION = OptionSpec("fusion", str, "none", choices=("none", "auto"),
+FUSION_OPTION = OptionSpec("fusion", str, "auto", choices=("none", "auto"),
                            help="none: every layer tiled alone; auto: chains of layers tiled as one pattern, their "
                                 "intermediate tiles kept in the compute level, where that moves fewer bytes")
 """The built-in tilers' fused (multi-layer) tiling (``--fusion`` sets it)."""
@@ -83,7 +83,7 @@ FUSION_OPTION = OptionSpec("fusion", str, "none", choices=("none", "auto"),
 
 def _tiler(buffering: str, name: str) -> Callable[..., TilerDeployerWrapper]:
     def make(deployer: Deployer | DeployerWrapper, allocator: object, strategy: str = "max",
-             fusion: str = "none") -> TilerDeployerWrapper:
+             fusion: str = "auto") -> TilerDeployerWrapper:
         from deeploy_core.tiling.wrapper import TilerDeployerWrapper
 
         return TilerDeployerWrapper(deployer, allocator, buffering=buffering, strategy=strategy, name=name,

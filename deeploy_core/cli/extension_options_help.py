@@ -19,7 +19,7 @@ SECTION = "Extension options (--option NAME=VALUE)"
 INTRODUCTION = ("Each sets an option of an extension this compile selects (only those count). A name that two "
                 "selected extensions declare takes a qualifier: KIND.NAME=VALUE (platform, memory_level, tiler, "
                 "allocator, code_transformation) or EXTENSION.NAME=VALUE. Short flags: --cores sets the platform's "
-                "cores, --l1/--l2/--l3 the memory level's l1/l2/l3, --tiling-strategy the tiler's strategy.")
+                "cores, --l1/--l2/--l3 the memory level's l1/l2/l3, --tiling-strategy the tiler's strategy, --fusion its fusion.")
 
 
 class CompilingCommand(click.Command):

@@ -58,6 +58,10 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--tiling-strategy", default=None, metavar="STRATEGY",
                      help="The tiler's option strategy; the built-in tilers' CP-SAT objective: fewest tiles (max, "
                           "their default), smallest tiles (min), seeded mix (random-max)."),
+        click.option("--fusion", type=click.Choice(["none", "auto"]), default=None,
+                     help="The tiler's option fusion: the built-in tilers fuse chains of layers into one tile loop "
+                          "whose intermediate tiles stay in L1 where that moves fewer bytes (auto, their default), or "
+                          "tile every layer alone (none)."),
         click.option("--tiling-from", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
                      metavar="REPORT.json", help="Reuse the tiling solution and memory map of an earlier compile."),
         click.option("--quantization", type=click.Choice(["exact", "fixed-point"]), default="exact", show_default=True,
@@ -93,6 +97,7 @@ def compile_options(
     l3: int | None = None,
     buffering: str | None = None,
     tiling_strategy: str | None = None,
+    fusion: str | None = None,
     tiling_from: Path | None = None,
     cores: int | None = None,
     code_transformations: tuple[str, ...] = (),
@@ -114,6 +119,7 @@ def compile_options(
         buffering=buffering,
         memory_hierarchy=memory_hierarchy,
         tiling_strategy=tiling_strategy,
+        fusion=fusion,
         tiling_from=tiling_from,
         cores=cores,
         code_transformations=tuple(code_transformations),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from deeploy_core.errors import DeeployError
-from deeploy_core.options.short_flags import CORES, TILING_STRATEGY, ShortFlag, level_flag
+from deeploy_core.options.short_flags import CORES, FUSION, TILING_STRATEGY, ShortFlag, level_flag
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,13 @@ def flag_assignment(flag: ShortFlag, value: object) -> OptionAssignment:
 
 
 def short_flag_assignments(level_sizes: Mapping[str, int], cores: int | None,
-                           tiling_strategy: str | None) -> list[OptionAssignment]:
+                           tiling_strategy: str | None, fusion: str | None = None) -> list[OptionAssignment]:
     """The assignments the short flags (or the API's alias fields of the same names) stand for."""
     made = [flag_assignment(level_flag(level), size) for level, size in level_sizes.items()]
     if cores is not None:
         made.append(flag_assignment(CORES, cores))
     if tiling_strategy is not None:
         made.append(flag_assignment(TILING_STRATEGY, tiling_strategy))
+    if fusion is not None:
+        made.append(flag_assignment(FUSION, fusion))
     return made

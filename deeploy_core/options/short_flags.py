@@ -1,4 +1,5 @@
-"""The core's short flags that stand for an extension's option: ``--cores``, ``--l1``/``--l2``/``--l3``, ``--tiling-strategy``.
+"""The core's short flags that stand for an extension's option: ``--cores``, ``--l1``/``--l2``/``--l3``, ``--tiling-strategy``,
+``--fusion``.
 
 Users typed these before options belonged to extensions, so they stay, as
 aliases: each sets one option of the selected extension of one kind (the
@@ -41,6 +42,10 @@ TILING_STRATEGY = ShortFlag("--tiling-strategy", "tiler", "strategy",
                             missing="{owner} declares no 'strategy' option (it takes: {takes})",
                             absent="tiling is off, so no tiler uses a strategy; turn tiling on with --l1, "
                                    "--memory-level or --tiler, or drop the option")
+FUSION = ShortFlag("--fusion", "tiler", "fusion",
+                   missing="{owner} declares no 'fusion' option (it takes: {takes})",
+                   absent="tiling is off, so there are no layers to fuse; turn tiling on with --l1, --memory-level or "
+                          "--tiler, or drop the option")
 
 
 def level_flag(level: str) -> ShortFlag:

@@ -74,8 +74,9 @@ def test_a_compile_places_every_tiled_layer_in_the_allocators_order(tiny_cnn: Pa
     host = PluginHost()
     host.add_plugin(generic_c, name="generic-c")
     host.add_plugin(Plugin(), name="reversed")
+    # Layer by layer (--fusion none): one allocation problem per layer, with the layer's own block names.
     _, generated = compile_model(tiny_cnn, CompileOptions(platform="generic-c", allocator="reversed",
-                                                          level_sizes={"L1": 16000}), host)
+                                                          level_sizes={"L1": 16000}, fusion="none"), host)
     tiling = generated.report["tiling"]
     assert len(allocator.calls) == len(tiling["layers"]) > 1
     for layer, blocks in tiling["memory_map"].items():

@@ -1,0 +1,67 @@
+"""The pieces of fused tiling on their own: composed extents, and the pattern transformation's driver.
+
+The end-to-end checks (fused networks run bit-exactly, traffic falls and never
+rises, the emulator's DMA counts equal the report) are in
+plugins/pulp_cluster/tests/test_fused_tiling.py and test_peer_cluster.py.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import onnx_graphsurgeon as gs
+
+from deeploy_core.passes.subgraph import SubgraphTransformation
+from deeploy_core.tiling.fusion.boxes import PatternCost
+from deeploy_core.tiling.fusion.extents import ChainedExtent, compose
+from deeploy_core.tiling.fusion.pattern import FusedPattern
+from deeploy_core.tiling.fusion.transformation import FuseAdjacentPatterns, PatternGraph, Verdict
+from deeploy_core.tiling.geometry import Extent
+
+
+def conv_rows(full: int, stride: int = 1, kernel: int = 3) -> Extent:
+    """A convolution's input rows for an output tile of t rows: ``min(full, stride · t + kernel − stride)``."""
+    return Extent(full, 2, stride, kernel - stride)
+
+
+def test_two_3x3_convolutions_need_a_halo_of_two_rows_each() -> None:
+    intermediate = conv_rows(32)                # the second conv reads t + 2 rows of the first one's output
+    outer = (Extent(1), Extent(8), intermediate, Extent(32))
+    first_input = compose(conv_rows(32), outer)  # ... which reads t + 4 rows of the network input
+    assert isinstance(first_input, ChainedExtent) and first_input.axis == 2
+    assert [first_input.size_of(t) for t in (1, 4, 28, 32)] == [5, 8, 32, 32]
+
+
+def test_a_stride_multiplies_the_halo_that_follows() -> None:
+    outer = (Extent(1), Extent(8), conv_rows(16), Extent(16))          # 3x3 stride 1 on a 16-row map
+    strided = compose(conv_rows(33, stride=2), outer)                   # fed by a 3x3 stride-2 conv of 33 rows
+    assert strided.size_of(4) == 2 * (4 + 2) + 1                        # 6 intermediate rows need 13 input rows
+    assert strided.size_of(16) == 33
+
+
+def test_an_axis_the_consumer_reads_whole_stays_constant() -> None:
+    outer = (Extent(1), Extent(16), conv_rows(8), Extent(8))           # a pointwise conv reads every channel
+    weights = compose(Extent(16, 1), outer)                             # the producer's weights follow its channels
+    assert weights.axis is None and weights.size_of(1) == 16
+
+
+def _layer(index: int) -> SimpleNamespace:
+    return SimpleNamespace(index=index, c_name=f"layer{index}", node=gs.Node("Relu", name=f"n{index}"))
+
+
+def test_the_transformation_merges_adjacent_patterns_while_the_judge_accepts() -> None:
+    layers = [_layer(i) for i in range(5)]
+    graph = PatternGraph([FusedPattern((layer,)) for layer in layers])  # type: ignore[arg-type]
+    asked: list[tuple[str, ...]] = []
+
+    def judge(first: FusedPattern, second: FusedPattern, _: PatternGraph) -> Verdict | None:
+        asked.append(first.names + second.names)
+        if "layer2" in second.names[:1]:  # layer1 -> layer2 may not be fused
+            return None
+        return Verdict(first.merged(second, 0), {}, PatternCost(0, 0, 0, 0, 1))
+
+    transformation = FuseAdjacentPatterns(judge)
+    assert isinstance(transformation, SubgraphTransformation)
+    assert transformation.apply_pass(graph, {}) == 3
+    assert [pattern.names for pattern in graph.patterns] == [("layer0", "layer1"), ("layer2", "layer3", "layer4")]
+    assert len(asked) == len(set(asked)), "every pair is judged once, however often the driver re-matches"
