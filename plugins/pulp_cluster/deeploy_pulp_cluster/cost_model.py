@@ -95,7 +95,9 @@ class LayerEstimate:
 
 
 def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, split: LayerSplit | None,
-                   cores: int, model: CostModel) -> LayerEstimate:
+                   cores: int, model: CostModel, forked: bool = True) -> LayerEstimate:
+    """One layer's figures; ``forked`` False for a layer of a fused pattern other than its last, which runs inside
+    the fork of its pattern (and moves nothing for its intermediate tiles)."""
     node = tiled.layer.node
     outputs = [t for t in node.outputs if t.name]
 
@@ -113,8 +115,8 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
     for number, tile in enumerate(tiled.tiles):
         fetch = store = 0.0
         for index, box in enumerate(tile.inputs):
-            if not node.inputs[index].name or (index in layout.resident and number > 0):
-                continue
+            if not node.inputs[index].name or (index in layout.resident and number > 0) or index in layout.local_inputs:
+                continue  # a fused pattern's intermediate tile is already in L1: nothing moves
             size, count = moved(index, box, True)
             bytes_in, transfers_in = bytes_in + size, transfers_in + count
             if index in layout.resident:
@@ -122,6 +124,8 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
             else:
                 fetch += model.l2_l1.cycles(size, count)
         for index, box in enumerate(tile.outputs):
+            if index in layout.local_outputs:
+                continue
             size, count = moved(index, box, False)
             bytes_out, transfers_out = bytes_out + size, transfers_out + count
             store += model.l2_l1.cycles(size, count)
@@ -138,7 +142,7 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
         for t, compute in enumerate(compute_cost):
             overlapped = (fetch_cost[t + 1] if t + 1 < len(fetch_cost) else 0.0) + (store_cost[t - 1] if t else 0.0)
             cycles += max(compute, overlapped)
-    cycles += model.fork_cycles + model.barrier_cycles
+    cycles += (model.fork_cycles if forked else 0) + model.barrier_cycles
     return LayerEstimate(tiled.layer.name, len(tiled.tiles), bytes_in, bytes_out, transfers_in, transfers_out, work,
                          sum(compute_cost), dma, cycles)
 
@@ -146,8 +150,8 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
 def estimate_network(tiled_layers: list[TiledLayer], ctxt: NetworkContext, layouts: dict[str, LayerLayout],
                      splits: dict[str, LayerSplit], cores: int, model: CostModel) -> dict[str, Any]:
     """The ``estimate`` section of report.json: per layer and in total."""
-    layers = [estimate_layer(t, ctxt, layouts[t.layer.c_name], splits.get(t.layer.c_name), cores, model)
-              for t in tiled_layers]
+    layers = [estimate_layer(t, ctxt, layouts[t.layer.c_name], splits.get(t.layer.c_name), cores, model,
+                             forked=not layouts[t.layer.c_name].local_outputs) for t in tiled_layers]
     return {
         "model": model.describe(),
         "cores": cores,
