@@ -138,7 +138,8 @@ class Workspace:
         return self.root / name
 
     def min_tiling_compile(self) -> CliOutcome:
-        outcome = self.lab.run("compile", self.models["cnn"], "--l1", SMALL_L1, "--tiling-strategy", "min")
+        outcome = self.lab.run("compile", self.models["cnn"], "--l1", SMALL_L1, "--tiling-strategy", "min",
+                               "--fusion", "none")
         assert outcome.ok, outcome.describe()
         return outcome
 
@@ -318,11 +319,24 @@ def check_cores(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
 def check_tiling_strategy(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     fewest, smallest = reports(outcomes[:2])
     assert (fewest["tiling"]["strategy"], smallest["tiling"]["strategy"]) == ("max", "min")
-    assert [report["options"]["tiler"]["values"] for report in (fewest, smallest)] == [{"strategy": "max"},
-                                                                                       {"strategy": "min"}]
+    assert [report["options"]["tiler"]["values"] for report in (fewest, smallest)] == [
+        {"strategy": "max", "fusion": "none"}, {"strategy": "min", "fusion": "none"}]
     assert sum(tiles(smallest)) > sum(tiles(fewest))
     one_error(outcomes[2], r"^error: --tiling-strategy min: tiling is off, so no tiler uses a strategy; turn tiling "
                            r"on with --l1, --memory-level or --tiler, or drop the option$")
+
+
+def check_fusion(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    alone, fused = reports(outcomes[:2])
+    assert (alone["tiling"]["fusion"], fused["tiling"]["fusion"]) == ("none", "auto")
+    assert alone["tiling"]["patterns"] == [] and len(fused["tiling"]["patterns"]) >= 1
+    moved = [report["traffic"]["L2->L1"] + report["traffic"]["L1->L2"] for report in (alone, fused)]
+    assert moved[1] < moved[0], moved
+    assert sum(pattern["bytes_in"] + pattern["bytes_out"] for pattern in fused["tiling"]["patterns"]) > 0
+    if code := network_c(outcomes[:2]):
+        assert "fused pattern" not in code[0] and "fused pattern" in code[1]
+    one_error(outcomes[2], r"^error: --fusion auto: tiling is off, so there are no layers to fuse; turn tiling on "
+                           r"with --l1, --memory-level or --tiler, or drop the option$")
 
 
 def check_tiling_from(workspace: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
@@ -564,9 +578,13 @@ SHARED_EFFECTS: dict[str, Effect] = {
                         reason="generic-c has one core and refuses --cores (test_cli_compile checks the message)"),
     "--buffering": Variants("cnn", ((*L1_SMALL, "--buffering", "single"), (*L1_SMALL, "--buffering", "double")),
                             check_buffering_scheme),
-    "--tiling-strategy": Variants("cnn", (L1_SMALL, (*L1_SMALL, "--tiling-strategy", "min"), ("--tiling-strategy", "min")),
-                                  check_tiling_strategy),
-    "--tiling-from": Variants("cnn", (L1_SMALL, (*L1_SMALL, "--tiling-from", "@min_tiling.json")), check_tiling_from),
+    "--tiling-strategy": Variants("cnn", ((*L1_SMALL, "--fusion", "none"),
+                                          (*L1_SMALL, "--tiling-strategy", "min", "--fusion", "none"),
+                                          ("--tiling-strategy", "min")), check_tiling_strategy),
+    "--fusion": Variants("cnn", ((*L1_SMALL, "--fusion", "none"), (*L1_SMALL, "--fusion", "auto"), ("--fusion", "auto")),
+                         check_fusion),
+    "--tiling-from": Variants("cnn", ((*L1_SMALL, "--fusion", "none"), (*L1_SMALL, "--tiling-from", "@min_tiling.json")),
+                              check_tiling_from),
     "--quantization": Variants("qdq_conv", ((), ("--quantization", "fixed-point")), check_quantization),
     "--quiet": Variants("cnn", ((), ("--quiet",)), check_quiet),
     "--option": Variants(

@@ -55,6 +55,7 @@ from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
 from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
+from deeploy_core.tiling.verification import check_tiles
 
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 FUSION_MODES = ("none", "auto")
@@ -365,7 +366,16 @@ class TilerDeployerWrapper(DeployerWrapper):
         return FusionPlanner(self.ctxt, layers, {model.name: model for model in models},
                              {layer.c_name: self.constraint_of(layer) for layer in layers},
                              {t.name for t in self.compilation.graph.outputs}, BUFFERING_SLOTS[self.buffering],
-                             self.seed, self.time_limit)
+                             self.seed, self.time_limit, *self._home_places())
+
+    def _home_places(self) -> tuple[dict[str, tuple[int, int]], set[str]]:
+        """Each arena tensor's (offset, bytes) at home, and the tensors with memory of their own (fusion checks
+        that a pattern's output never takes the place of an input it still reads)."""
+        plan = self.memory_plan
+        arena = {name: (offset, plan.sizes.get(name, self.ctxt[name].size_bytes)) for name, offset in plan.offsets.items()}
+        inputs = {t.name for t in self.compilation.graph.inputs}
+        unshared = {b.name for b in self.ctxt if b.kind is BufferKind.CONSTANT or b.name in inputs}
+        return arena, unshared
 
     def diagnose(self, models: list[LayerModel] | None = None) -> TilingInfeasibleError:
         """The error naming, in one line, the layer that needs the most of the compute level and how much.
@@ -445,43 +455,9 @@ class TilerDeployerWrapper(DeployerWrapper):
             state.pattern_costs[pattern.key] = planner.cost(pattern, entry.tile)
 
     def testTilingSolutionCorrectness(self, tiled_layers: list[TiledLayer]) -> None:
-        """Every output element is written by exactly one tile; every box lies inside its tensor.
-
-        In a fused pattern, an intermediate tensor is not written whole but per
-        tile: there each tile of its producer must write at least the box its
-        consumer reads in the same tile.
-        """
-        consumers = {pattern.layers[k].c_name: (pattern.layers[k + 1].c_name, pattern.links[k])
-                     for pattern in self.state.patterns for k in range(len(pattern.layers) - 1)}
-        by_name = {tiled.layer.c_name: tiled for tiled in tiled_layers}
-        for tiled in tiled_layers:
-            node = tiled.layer.node
-            outputs = [t for t in node.outputs if t.name]
-            if tiled.layer.c_name in consumers:
-                consumer, link = consumers[tiled.layer.c_name]
-                reads = [tile.inputs[link] for tile in by_name[consumer].tiles]
-                if len(reads) != len(tiled.tiles) or any(
-                        box is None or any(not (a <= c and d <= b) for (a, b), (c, d) in zip(tile.outputs[0], box))
-                        for tile, box in zip(tiled.tiles, reads)):
-                    raise DeeployError(f"fused tiling of layer {tiled.layer.name!r} does not compute what "
-                                       f"{by_name[consumer].layer.name!r} reads")
-                outputs = []
-            for index, tensor in enumerate(outputs):
-                shape = self.ctxt[tensor.name].shape
-                covered = sum(math.prod(box_shape(tile.outputs[index])) for tile in tiled.tiles)
-                if covered != math.prod(shape):
-                    raise DeeployError(f"tiling of layer {tiled.layer.name!r} covers {covered} of {math.prod(shape)} "
-                                       f"elements of {tensor.name!r}")
-                boxes = {tile.outputs[index] for tile in tiled.tiles}
-                if len(boxes) != len(tiled.tiles):
-                    raise DeeployError(f"tiling of layer {tiled.layer.name!r} writes a box of {tensor.name!r} twice")
-            for tile in tiled.tiles:
-                for index, box in enumerate(tile.inputs):
-                    if box is None:
-                        continue
-                    shape = self.ctxt[node.inputs[index].name].shape
-                    if len(box) != len(shape) or any(not 0 <= a <= b <= d for (a, b), d in zip(box, shape)):
-                        raise DeeployError(f"tiling of layer {tiled.layer.name!r} reads outside {node.inputs[index].name!r}")
+        """Every output element is written by exactly one tile (fused intermediates: what their consumer reads);
+        every box lies inside its tensor (:func:`~deeploy_core.tiling.verification.check_tiles`)."""
+        check_tiles(tiled_layers, self.state.patterns, self.ctxt)
 
     def computeMemoryMap(self, tiled_layers: list[TiledLayer], memoryMap: dict[str, Any] | None = None
                          ) -> dict[str, LayerLayout]:
@@ -611,9 +587,10 @@ class TilerDeployerWrapper(DeployerWrapper):
         """Per tile buffer: how many slots it has (2 for a streamed tensor when double buffering) and bytes per slot."""
         entry: dict[str, dict[str, int]] = {}
         for index, (_, size) in sorted(layout.inputs.items()):
-            entry[f"in{index}"] = {"slots": 1 if index in layout.resident else layout.slots, "slot_bytes": size}
+            if index not in layout.local_inputs:  # a fused intermediate is its producer's buffer
+                entry[f"in{index}"] = {"slots": 1 if index in layout.resident else layout.slots, "slot_bytes": size}
         for index, (_, size) in sorted(layout.outputs.items()):
-            entry[f"out{index}"] = {"slots": layout.slots, "slot_bytes": size}
+            entry[f"out{index}"] = {"slots": 1 if index in layout.local_outputs else layout.slots, "slot_bytes": size}
         return entry
 
     def _cluster_entry(self, tiled: TiledLayer) -> dict[str, Any]:
