@@ -10,7 +10,7 @@ from rich.console import Console
 
 from deeploy_core.api import compile_model
 from deeploy_core.cli.extension_options_help import CompilingCommand
-from deeploy_core.cli.level_traffic_text import levels_table, traffic_line
+from deeploy_core.cli.level_traffic_text import levels_table, patterns_table, traffic_line
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
@@ -49,8 +49,8 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, quiet: bool
                       row["macs"], row["weight_bytes"], row["activation_bytes"], offsets, requant_text)
     console = Console(soft_wrap=True)
     estimate = estimate_table(report["estimate"]) if "estimate" in report else None
-    levels = levels_table(report)
-    draw = drawable(console, table, *(extra for extra in (levels, estimate) if extra is not None))
+    levels, patterns = levels_table(report), patterns_table(report)
+    draw = drawable(console, table, *(extra for extra in (levels, patterns, estimate) if extra is not None))
     print_table(console, table, fallback="plain", draw=draw)
     memory = report["memory"]
     console.print(
@@ -60,6 +60,8 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, quiet: bool
     if levels is not None:
         print_table(console, levels, fallback="plain", draw=draw)
         console.print(terminal_text(traffic_line(report) or ""))
+    if patterns is not None:
+        print_table(console, patterns, fallback="plain", draw=draw)
     if estimate is not None:
         print_table(console, estimate, fallback="plain", draw=draw)
     for warning in report["warnings"]:

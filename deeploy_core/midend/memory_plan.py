@@ -57,13 +57,14 @@ class MemoryPlan:
 
 
 def plan_arena(layers: list[Layer], ctxt: NetworkContext, allocator: Any, allocator_name: str, alignment: int,
-               origin: ExtensionOrigin | None = None) -> MemoryPlan:
+               origin: ExtensionOrigin | None = None, lifetimes: dict[str, Lifetime] | None = None) -> MemoryPlan:
     """Allocate every arena buffer and store its offset in the context.
 
     ``origin`` is the plugin that registered the allocator: a failing or wrong
-    allocator is reported naming it.
+    allocator is reported naming it.  ``lifetimes`` replaces the layer-by-layer
+    ones (a fused pattern keeps every tensor it touches alive while it runs).
     """
-    lifetimes = compute_lifetimes(layers, ctxt)
+    lifetimes = lifetimes if lifetimes is not None else compute_lifetimes(layers, ctxt)
     blocks = tuple(
         AllocationBlock(name, life.first, life.end, align_up(max(ctxt[name].size_bytes, 1), alignment))
         for name, life in lifetimes.items()

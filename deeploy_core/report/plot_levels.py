@@ -35,12 +35,22 @@ def arena_plot_level(compilation: Compilation) -> PlotLevel:
 
 
 def tiled_plot_levels(compilation: Compilation) -> list[PlotLevel]:
-    """Levels a tiler filled with tables, tile buffers and scratch (none for an untiled compile)."""
+    """Levels a tiler filled with tables, tile buffers and scratch (none for an untiled compile).
+
+    A block of a fused pattern is labelled with the pattern (``fused 2 (conv_a+conv_b): conv_a/out0``): its
+    layers' blocks share the level over the whole pattern's steps.
+    """
     state = compilation.results.get(TilingState)
     level_maps = state.level_maps if state is not None else {}
+    labels = {name: f"fused {number} ({'+'.join(pattern.names)}): "
+              for number, pattern in enumerate(state.patterns if state is not None else [], 1) for name in pattern.names}
+
+    def label(block_name: str) -> str:
+        return labels.get(block_name.split("/", 1)[0], "") + block_name
+
     return [
         PlotLevel(level_map.level, level_map.capacity,
-                  tuple(PlotBlock(b.name, b.offset, b.size, b.start, b.end) for b in level_map.blocks))
+                  tuple(PlotBlock(label(b.name), b.offset, b.size, b.start, b.end) for b in level_map.blocks))
         for _, level_map in sorted(level_maps.items())
     ]
 

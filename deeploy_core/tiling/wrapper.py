@@ -39,7 +39,7 @@ from deeploy_core.ir import BufferKind, NetworkContext
 from deeploy_core.lowering.split_reductions import SplitReductions
 from deeploy_core.mapping import Layer
 from deeploy_core.memory.hierarchy import MemoryHierarchy
-from deeploy_core.midend.memory_plan import MemoryPlan, align_up
+from deeploy_core.midend.memory_plan import MemoryPlan, align_up, plan_arena
 from deeploy_core.platform import Platform
 from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, resident_inputs, table_columns
 from deeploy_core.tiling.constraints import tile_constraint_of
@@ -48,15 +48,16 @@ from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
 from deeploy_core.tiling.fusion.pattern import FusedPattern, pattern_entry
+from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes
 from deeploy_core.tiling.fusion.planner import FusionPlanner
 from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
-from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
 from deeploy_core.tiling.verification import check_tiles
 
+from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 FUSION_MODES = ("none", "auto")
 """``none``: every layer tiled alone; ``auto``: chains fused where the tiler's cost says it pays."""
@@ -246,6 +247,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         self.testTilingSolutionCorrectness(state.tiled_layers)
         state.layouts = self.computeMemoryMap(state.tiled_layers, memoryMap)
         self.testMemoryMapCorrectness()
+        if state.patterns:
+            self._replan_arena()
         self.annotateMemoryLevel()
         for name, entry in self.memory_level_report().items():
             if entry["capacity"] is not None and entry["used"] > entry["capacity"]:
@@ -366,16 +369,15 @@ class TilerDeployerWrapper(DeployerWrapper):
         return FusionPlanner(self.ctxt, layers, {model.name: model for model in models},
                              {layer.c_name: self.constraint_of(layer) for layer in layers},
                              {t.name for t in self.compilation.graph.outputs}, BUFFERING_SLOTS[self.buffering],
-                             self.seed, self.time_limit, *self._home_places())
+                             self.seed, self.time_limit)
 
-    def _home_places(self) -> tuple[dict[str, tuple[int, int]], set[str]]:
-        """Each arena tensor's (offset, bytes) at home, and the tensors with memory of their own (fusion checks
-        that a pattern's output never takes the place of an input it still reads)."""
-        plan = self.memory_plan
-        arena = {name: (offset, plan.sizes.get(name, self.ctxt[name].size_bytes)) for name, offset in plan.offsets.items()}
-        inputs = {t.name for t in self.compilation.graph.inputs}
-        unshared = {b.name for b in self.ctxt if b.kind is BufferKind.CONSTANT or b.name in inputs}
-        return arena, unshared
+    def _replan_arena(self) -> None:
+        """Plan the home arena again for the fused patterns' lifetimes (:mod:`deeploy_core.tiling.fusion.lifetimes`)."""
+        compilation = self.compilation
+        compilation.memory_plan = plan_arena(
+            compilation.layers, compilation.ctxt, compilation.allocator, compilation.allocator_name,
+            self.memory_plan.alignment, allocator_origin(compilation.host, compilation.allocator_name),
+            fused_lifetimes(compilation.layers, compilation.ctxt, self.state.patterns))
 
     def diagnose(self, models: list[LayerModel] | None = None) -> TilingInfeasibleError:
         """The error naming, in one line, the layer that needs the most of the compute level and how much.

@@ -44,10 +44,6 @@ class FusionPlanner:
     slots: int
     seed: int = 0
     time_limit: float = 10.0
-    arena: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """Home-level (offset, bytes) of every activation the arena holds: the plan made for layer-wise lifetimes."""
-    unshared: set[str] = field(default_factory=set)
-    """Tensors with memory of their own (weights, network inputs): no arena range to check."""
     _readers: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
@@ -93,8 +89,6 @@ class FusionPlanner:
         if link is None or len(first.layers) + len(second.layers) > MAX_PATTERN_LAYERS:
             return None
         merged = first.merged(second, link)
-        if self.clobbers_an_input(merged):
-            return None
         model = pattern_model(merged, [self.models[name] for name in merged.names], self.slots)
         if model is None:
             return None
@@ -109,31 +103,6 @@ class FusionPlanner:
         if cost.halo_overhead > MAX_HALO_OVERHEAD:
             return None
         return Verdict(merged, tile, cost)
-
-    def clobbers_an_input(self, pattern: FusedPattern) -> bool:
-        """Whether the pattern's output may overwrite an input that its earlier layers still read.
-
-        The home level's arena was planned for layers run one after the other:
-        an input of the pattern's first layer is dead once that layer has run,
-        so the last layer's output may have been given its bytes.  Run tile by
-        tile, the pattern stores its first output tiles while later tiles still
-        read that input, so such a pattern is not fused.  A tensor whose place
-        is unknown counts as clobbered.
-        """
-        output = next(t for t in pattern.layers[-1].node.outputs if t.name).name
-        if output not in self.arena:
-            return False
-        start, size = self.arena[output]
-        for position, layer in enumerate(pattern.layers[:-1]):
-            for index, tensor in enumerate(layer.node.inputs):
-                if not tensor.name or index in pattern.local_inputs(position) or tensor.name in self.unshared:
-                    continue
-                if tensor.name not in self.arena:
-                    return True
-                offset, length = self.arena[tensor.name]
-                if offset < start + size and start < offset + length:
-                    return True
-        return False
 
     def tiled_layers(self, pattern: FusedPattern, tile: dict[int, int]) -> list[TiledLayer]:
         """Tiles and kernel variants of every layer of ``pattern``: all layers have one tile per pattern tile."""

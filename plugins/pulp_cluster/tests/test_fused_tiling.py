@@ -111,3 +111,21 @@ def test_a_fused_tiling_is_reproduced_from_its_report(cluster_host: PluginHost, 
     assert again.report["tiling"]["memory_map"] == first.report["tiling"]["memory_map"]
     assert again.report["traffic"] == first.report["traffic"]
     assert again.files == first.files
+
+
+@pytest.mark.skipif(ROOT is None, reason=MISSING)
+def test_analyze_and_the_memory_plot_show_the_fused_patterns(cluster_host: PluginHost) -> None:
+    from deeploy_core.cli.level_traffic_text import patterns_table
+    from deeploy_core.report.plot_levels import memory_plot_levels
+
+    peer = next(peer for peer in find_peer_tests(ROOT) if peer.name == "Models/miniMobileNet")
+    deployer, generated = compile_model(peer.model, options(peer, 16000, "single", "auto"), cluster_host)
+    patterns = generated.report["tiling"]["patterns"]
+    table = patterns_table(generated.report)
+    assert table is not None and len(table.rows) == len(patterns) >= 1
+    assert table.rows[0][0] == " -> ".join(patterns[0]["layers"])
+    l1 = next(level for level in memory_plot_levels(deployer.compilation) if level.name == "L1")
+    fused = [block for block in l1.blocks if block.name.startswith("fused 1 (")]
+    assert {block.name.split(": ", 1)[1].split("/")[0] for block in fused} == set(patterns[0]["keys"])
+    _, layerwise = compile_model(peer.model, options(peer, 16000, "single", "none"), cluster_host)
+    assert patterns_table(layerwise.report) is None
