@@ -134,6 +134,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         if fusion not in FUSION_MODES:
             raise DeeployError(f"unknown fusion {fusion!r} ({' or '.join(FUSION_MODES)})")
         self.fusion = fusion
+        self._fused_arena = False
+        """Whether the home arena is currently planned for fused patterns' lifetimes (tile() re-plans it)."""
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
         self.allocator = allocator
         self.compilation.scratch_in_compute_level = True  # known before parsing: kernels pick tile-sized scratch
@@ -243,12 +245,30 @@ class TilerDeployerWrapper(DeployerWrapper):
                                f"{self.tiler_name!r} uses {self.buffering} buffering; use --buffering "
                                f"{tilingSolution.buffering} or drop --tiler")
         self.compilation.results[TilingSolution] = tilingSolution
+        try:
+            self._place(tilingSolution, memoryMap)
+        except DeeployError as error:
+            if not tilingSolution.patterns or memoryMap is not None:
+                raise
+            # A fused pattern the model let through can still fail where its layers alone fit (a kernel refusing a
+            # halo tile's shape, the longer lifetimes overflowing the home level): tile layer by layer, and say so.
+            self.compilation.warnings.append(f"fused tiling given up, every layer tiled alone: {error}")
+            layerwise = TilingSolution(tilingSolution.layers, tilingSolution.strategy, tilingSolution.buffering,
+                                       dict(tilingSolution.info))
+            self.compilation.results[TilingState] = TilingState(times=state.times)
+            self.compilation.results[TilingSolution] = layerwise
+            self._place(layerwise, None)
+
+    def _place(self, tilingSolution: TilingSolution, memoryMap: dict[str, Any] | None) -> None:
+        """Build the solution's tiles, place them in the compute level and check every level's capacity."""
+        state = self.state
         state.tiled_layers = self.computeTilingSchedule(tilingSolution)
+        if state.patterns or self._fused_arena:  # fused lifetimes, or back to the layer-wise plan after a fallback
+            self._replan_arena()
+            self._fused_arena = bool(state.patterns)
         self.testTilingSolutionCorrectness(state.tiled_layers)
         state.layouts = self.computeMemoryMap(state.tiled_layers, memoryMap)
         self.testMemoryMapCorrectness()
-        if state.patterns:
-            self._replan_arena()
         self.annotateMemoryLevel()
         for name, entry in self.memory_level_report().items():
             if entry["capacity"] is not None and entry["used"] > entry["capacity"]:

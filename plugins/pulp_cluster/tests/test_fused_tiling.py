@@ -129,3 +129,24 @@ def test_analyze_and_the_memory_plot_show_the_fused_patterns(cluster_host: Plugi
     assert {block.name.split(": ", 1)[1].split("/")[0] for block in fused} == set(patterns[0]["keys"])
     _, layerwise = compile_model(peer.model, options(peer, 16000, "single", "none"), cluster_host)
     assert patterns_table(layerwise.report) is None
+
+
+@pytest.mark.skipif(ROOT is None, reason=MISSING)
+def test_a_fused_pattern_that_fails_late_falls_back_to_layer_wise_with_a_warning(
+        cluster_host: PluginHost, monkeypatch: pytest.MonkeyPatch) -> None:
+    from deeploy_core.errors import DeeployError
+    from deeploy_core.tiling.fusion.planner import FusionPlanner
+
+    def refuse(self, pattern, tile):  # noqa: ANN001, ANN202 - stands in for a kernel refusing a halo tile
+        raise DeeployError(f"layer {pattern.layers[0].name!r}: its kernel rejects the tile (1, 2, 3)")
+
+    peer = next(peer for peer in find_peer_tests(ROOT) if peer.name == "Models/miniMobileNet")
+    _, layerwise = compile_model(peer.model, options(peer, 16000, "single", "none"), cluster_host)
+    monkeypatch.setattr(FusionPlanner, "tiled_layers", refuse)
+    _, fallback = compile_model(peer.model, options(peer, 16000, "single", "auto"), cluster_host)
+    assert fallback.report["tiling"]["patterns"] == [] and "patterns" not in fallback.report["tiling"]["solution"]
+    assert [w for w in fallback.report["warnings"] if w.startswith("fused tiling given up")] == [
+        "fused tiling given up, every layer tiled alone: layer 'Conv_0_rq': its kernel rejects the tile (1, 2, 3)"]
+    assert fallback.report["traffic"] == layerwise.report["traffic"]
+    assert fallback.report["memory"] == layerwise.report["memory"], "the arena is planned layer by layer again"
+    assert fallback.files["Network.c"] == layerwise.files["Network.c"]
