@@ -151,6 +151,8 @@ if TYPE_CHECKING:  # the lazily imported names below, for type checkers (and rea
     from deeploy_core.tiling.parallel import LayerSplit as LayerSplit
     from deeploy_core.tiling.solution import LayerTiling as LayerTiling
     from deeploy_core.tiling.solution import TilingSolution as TilingSolution
+    from deeploy_core.tiling.outer_level import OuterLevelPlacement as OuterLevelPlacement
+    from deeploy_core.tiling.staging import LayerStaging as LayerStaging
     from deeploy_core.tiling.state import TilingState as TilingState
     from deeploy_core.tiling.tiles import Tile as Tile
     from deeploy_core.tiling.tiles import TiledLayer as TiledLayer
@@ -285,6 +287,8 @@ _HOMES: dict[str, str] = {
     "TilingSolution": "deeploy_core.tiling.solution",
     "LayerTiling": "deeploy_core.tiling.solution",
     "TilingState": "deeploy_core.tiling.state",
+    "OuterLevelPlacement": "deeploy_core.tiling.outer_level",
+    "LayerStaging": "deeploy_core.tiling.staging",
     "TiledLayer": "deeploy_core.tiling.tiles",
     "Tile": "deeploy_core.tiling.tiles",
     "Variant": "deeploy_core.tiling.tiles",
@@ -359,7 +363,7 @@ __all__ = [
     "Deployer", "DeployerWrapper", "NetworkDeployer", "GeneratedNetwork",
     # compile state
     "Compilation", "Results", "TilingSolution", "LayerTiling", "TilingState", "TiledLayer", "Tile", "Variant",
-    "box_shape", "LayerLayout", "element_strides", "LayerSplit",
+    "box_shape", "LayerLayout", "element_strides", "LayerSplit", "OuterLevelPlacement", "LayerStaging",
     # code generation
     "ExecutionBlock", "CodeTransformation", "c_array_values",
 ]

@@ -348,7 +348,7 @@ def test_plugins_json_lists_each_extensions_options() -> None:
         {"name": "cores", "type": "int", "default": 8, "help": "cores that share every layer's tiles",
          "choices": None, "minimum": 1, "maximum": 16}]
     assert [spec["name"] for spec in by_name["pulp-cluster"]["options"]["memory_level"]["pulp-l3-l2-l1"]] == [
-        "l3", "l2", "l1"]
+        "l3", "l2", "l1", "l3_buffering"]
     builtin = by_name["deeploy_core.builtin"]["options"]
     assert builtin["allocator"] == {"first-fit": []}
     assert builtin["tiler"]["double-buffering"][0]["choices"] == ["max", "min", "random-max"]

@@ -54,30 +54,65 @@ def _shape_comment(buffer: Buffer) -> str:
     return f"{buffer.dtype} [{', '.join(map(str, buffer.shape))}]"
 
 
+def in_outer_level(buffer: Buffer, placement: StaticPlacement) -> bool:
+    """Whether the tiler placed ``buffer`` (a storage buffer) in one of the placement's levels beyond the arena's."""
+    return buffer.memory_level is not None and buffer.memory_level in dict(placement.level_bases)
+
+
 def constant_offsets(ctxt: NetworkContext, plan: MemoryPlan, placement: StaticPlacement) -> dict[str, int]:
-    """Byte offsets of the constants' copies after the arena (only when the platform copies them there)."""
+    """Byte offsets of the constants' copies after the arena (only when the platform copies them there; a constant
+    placed in a level beyond the arena's has its offset there instead)."""
     if not placement.constants_in_arena_level:
         return {}
     offsets, at = {}, align_up(plan.arena_bytes, placement.constant_alignment)
     for buffer in ctxt.of_kind(BufferKind.CONSTANT):
+        if in_outer_level(buffer, placement):
+            continue
         offsets[buffer.name] = at
         at = align_up(at + buffer.size_bytes, placement.constant_alignment)
     return offsets
 
 
-def _constant_sources(ctxt: NetworkContext, constants: dict[str, int]) -> list[str]:
+def level_base_symbol(level: str) -> str:
+    """The C variable holding the run-time base of a level beyond the arena's (``dc_l3_base``)."""
+    return f"dc_{level.lower()}_base"
+
+
+def _outer_levels_used(ctxt: NetworkContext, placement: StaticPlacement) -> list[tuple[str, str]]:
+    """(level, base expression) of the placement's outer levels that hold some buffer, in the placement's order."""
+    used = {buffer.memory_level for buffer in ctxt if in_outer_level(buffer, placement)}
+    return [(level, base) for level, base in placement.level_bases if level in used]
+
+
+def _outer_constants(ctxt: NetworkContext, placement: StaticPlacement) -> list[Buffer]:
+    """Constants that ``InitNetwork`` copies into a level beyond the arena's (their offsets are set there)."""
+    return [buffer for buffer in ctxt.of_kind(BufferKind.CONSTANT)
+            if placement.constants_in_arena_level and in_outer_level(buffer, placement)]
+
+
+def _constant_sources(ctxt: NetworkContext, constants: dict[str, int], placement: StaticPlacement = STATIC_ARRAYS
+                      ) -> list[str]:
     """The ``const`` arrays ``InitNetwork`` copies from, listed before their names become pointers into the level."""
+    outer = {buffer.name for buffer in _outer_constants(ctxt, placement)}
     names = [buffer.c_name for buffer in ctxt.of_kind(BufferKind.CONSTANT) if buffer.name in constants]
+    names += [buffer.c_name for buffer in ctxt.of_kind(BufferKind.CONSTANT) if buffer.name in outer]
     if not names:
         return []
     return [f"static const void *const dc_constant_sources[{len(names)}] = {{{', '.join(names)}}};", ""]
 
 
-def _pointer_definition(buffer: Buffer, ctxt: NetworkContext, constants: dict[str, int]) -> str:
+def _pointer_definition(buffer: Buffer, ctxt: NetworkContext, constants: dict[str, int],
+                        placement: StaticPlacement = STATIC_ARRAYS) -> str:
     storage = ctxt.storage_of(buffer.name)
     view = ctxt.view_offset(buffer.name)  # non-zero only for a slab view (contiguous Split)
     c_type = buffer.dtype.c_type
+    outer = in_outer_level(storage, placement)
+    if outer:  # placed beyond the arena's level by the tiler: addressed from that level's base
+        assert storage.memory_level is not None and storage.offset is not None, f"{storage.name!r} was not placed"
+        where = f"{level_base_symbol(storage.memory_level)} + {storage.offset + view}"
     if storage.kind is BufferKind.CONSTANT:
+        if outer and placement.constants_in_arena_level:  # copied into the outer level by InitNetwork
+            return f"#undef {buffer.c_name}\n#define {buffer.c_name} ((const {c_type} *)({where}))"
         if storage.name in constants:  # the copy in the arena replaces the weights file's name for the stored data
             return (f"#undef {buffer.c_name}\n"
                     f"#define {buffer.c_name} ((const {c_type} *)(DC_ARENA_BASE + {constants[storage.name] + view}))")
@@ -85,6 +120,8 @@ def _pointer_definition(buffer: Buffer, ctxt: NetworkContext, constants: dict[st
             return f"#define {buffer.c_name} ((const {c_type} *)((const char *){storage.c_name} + {view}))"
         return f"#define {buffer.c_name} ((const {c_type} *){storage.c_name})"
     assert storage.offset is not None, f"buffer {storage.name!r} was not planned"
+    if outer:
+        return f"#define {buffer.c_name} (({c_type} *)({where}))"
     return f"#define {buffer.c_name} (({c_type} *)(DC_ARENA_BASE + {storage.offset + view}))"
 
 
@@ -254,7 +291,10 @@ def emit_source(
     inputs = ctxt.of_kind(BufferKind.INPUT)
     outputs = [ctxt[name] for name in ctxt.graph_outputs]
     constants = constant_offsets(ctxt, plan, placement)
-    pointed = [buffer for buffer in ctxt if buffer.kind is not BufferKind.CONSTANT or buffer.name in constants]
+    outer_constants = _outer_constants(ctxt, placement)
+    outer_levels = _outer_levels_used(ctxt, placement)
+    pointed = [buffer for buffer in ctxt if buffer.kind is not BufferKind.CONSTANT or buffer.name in constants
+               or ctxt.storage_of(buffer.name) in outer_constants]
     level_bytes = max([plan.arena_bytes] + [constants[b.name] + b.size_bytes for b in ctxt.of_kind(BufferKind.CONSTANT)
                                             if b.name in constants])
     arena_words = max(1, -(-level_bytes // 8))
@@ -265,7 +305,7 @@ def emit_source(
         f"/* Generated by deeploy_core for network '{c_comment_text(network_name)}'. */",
         "#include <stdint.h>",
         "#include <stddef.h>",
-        *(["#include <string.h>"] if constants else []),
+        *(["#include <string.h>"] if constants or outer_constants else []),
         f'#include "{HEADER_NAME}"',
         f'#include "{WEIGHTS_HEADER}"',
         *[include_line(header) for header in sorted({*headers, *placement.headers})],
@@ -273,11 +313,13 @@ def emit_source(
         f"/* {where[0].upper() + where[1:]} for every activation: {plan.arena_bytes} bytes (lower bound {plan.lower_bound}). */",
         *_arena_declaration(placement, api, arena_words * 8),
         *ARENA_BASE_VARIABLE,
+        *[f"/* {level}: the tensors the arena's level could not hold (its base is set by {api.init}). */\n"
+          f"static uint8_t *{level_base_symbol(level)};" for level, _ in outer_levels],
         *placement.definitions,
         "",
-        *_constant_sources(ctxt, constants),
+        *_constant_sources(ctxt, constants, placement),
         *[f"/* {c_comment_text(buffer.name)}: {buffer.kind.value} {_shape_comment(buffer)} */\n"
-          f"{_pointer_definition(buffer, ctxt, constants)}" for buffer in pointed],
+          f"{_pointer_definition(buffer, ctxt, constants, placement)}" for buffer in pointed],
         "",
         f"void *{api.inputs}[{max(len(inputs), 1)}];",
         f"const uint32_t {api.inputs_bytes}[{max(len(inputs), 1)}] = {{{', '.join(str(b.size_bytes) for b in inputs) or '0'}}};",
@@ -297,9 +339,15 @@ def emit_source(
         lines.append("    dc_arena_base = (uint8_t *)arena;")
     else:
         lines.append(f"    dc_arena_base = (uint8_t *)({placement.arena_base});")
+    for level, base in outer_levels:
+        lines.append(f"    {level_base_symbol(level)} = (uint8_t *)({base});")
     copied = [buffer for buffer in ctxt.of_kind(BufferKind.CONSTANT) if buffer.name in constants]
     for index, buffer in enumerate(copied):
         lines.append(f"    memcpy(DC_ARENA_BASE + {constants[buffer.name]}, dc_constant_sources[{index}], {buffer.size_bytes});")
+    for index, buffer in enumerate(outer_constants, start=len(copied)):
+        assert buffer.memory_level is not None
+        lines.append(f"    memcpy({level_base_symbol(buffer.memory_level)} + {buffer.offset}, dc_constant_sources[{index}], "
+                     f"{buffer.size_bytes});")
     for index, buffer in enumerate(inputs):
         lines.append(f"    {api.inputs}[{index}] = (void *){buffer.c_name};")
     for index, buffer in enumerate(outputs):

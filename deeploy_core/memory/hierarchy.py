@@ -17,14 +17,26 @@ from typing import Any
 
 from deeploy_core.errors import DeeployError
 
+BUFFERINGS = ("single", "double")
+"""How many staging buffers a tile coming from a level outside the home level gets in the home level: one, two."""
+
 
 @dataclass(frozen=True)
 class MemoryLevel:
-    """One memory: ``size`` bytes (``None``: unbounded), reachable from ``neighbourNames``."""
+    """One memory: ``size`` bytes (``None``: unbounded), reachable from ``neighbourNames``.
+
+    ``buffering`` matters for a level beyond the home level (L3 when tensors
+    live in L2): tensors that do not fit the home level live there, and a
+    tile of one is moved into a staging buffer of the home level on its way to
+    the compute level.  ``double`` gives each streamed tensor two staging
+    buffers, so the next tile's transfer from this level is in flight while
+    the current tile computes; ``single`` one.
+    """
 
     name: str
     neighbourNames: tuple[str, ...]
     size: int | None
+    buffering: str = "single"
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,9 @@ class MemoryHierarchy:
                     raise DeeployError(f"memory level {level.name!r}: unknown neighbour {neighbour!r}")
             if level.size is not None and level.size <= 0:
                 raise DeeployError(f"memory level {level.name!r}: size must be positive, got {level.size}")
+            if level.buffering not in BUFFERINGS:
+                raise DeeployError(f"memory level {level.name!r}: buffering must be single or double, got "
+                                   f"{level.buffering!r}")
         for role in ("default_level", "compute_level", "io_level"):
             value = getattr(self, role)
             if value is not None and value not in names:
@@ -89,9 +104,35 @@ class MemoryHierarchy:
                                f"levels: {levels}); drop the option or choose a hierarchy with that level")
         return replace(self, levels=tuple(replace(l, size=sizes.get(l.name, l.size)) for l in self.levels))
 
+    def with_buffering(self, buffering: dict[str, str]) -> MemoryHierarchy:
+        """A copy with the staging buffering of some levels overridden (``l3_buffering=double``)."""
+        unknown = sorted(set(buffering) - {level.name for level in self.levels})
+        if unknown:
+            raise DeeployError(f"{unknown[0].lower()}_buffering: the memory hierarchy has no level {unknown[0]} (its "
+                               f"levels: {', '.join(level.name for level in self.levels)})")
+        return replace(self, levels=tuple(replace(l, buffering=buffering.get(l.name, l.buffering))
+                                          for l in self.levels))
+
+    def outer_levels(self) -> list[str]:
+        """Levels beyond the home level, nearest first: the home level's neighbours (and theirs) away from the
+        compute level, where tensors may live when the home level cannot hold them all."""
+        towards_compute = set(self.path(self.default_level, self.compute_level))
+        found: list[str] = []
+        frontier = [self.default_level]
+        while frontier:
+            nearer = []
+            for name in frontier:
+                for neighbour in sorted(self.level(name).neighbourNames):
+                    if neighbour not in towards_compute and neighbour not in found and neighbour != self.default_level:
+                        found.append(neighbour)
+                        nearer.append(neighbour)
+            frontier = nearer
+        return found
+
     def to_json(self) -> dict[str, Any]:
         return {
-            "levels": [{"name": l.name, "neighbours": list(l.neighbourNames), "size": l.size} for l in self.levels],
+            "levels": [{"name": l.name, "neighbours": list(l.neighbourNames), "size": l.size, "buffering": l.buffering}
+                       for l in self.levels],
             "default": self.default_level,
             "compute": self.compute_level,
             "io": self.io_level,
@@ -104,7 +145,7 @@ def hierarchy_from_dict(data: dict[str, Any], origin: str = "memory hierarchy") 
     try:
         levels = tuple(
             MemoryLevel(str(item["name"]), tuple(str(n) for n in item.get("neighbours", ())),
-                        None if item.get("size") is None else int(item["size"]))
+                        None if item.get("size") is None else int(item["size"]), str(item.get("buffering", "single")))
             for item in data["levels"]
         )
         return MemoryHierarchy(levels, str(data["default"]), str(data["compute"]),

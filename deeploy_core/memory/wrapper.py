@@ -38,18 +38,23 @@ class MemoryLevelDeployerWrapper(DeployerWrapper):
     """
 
     def __init__(self, inner: Deployer | DeployerWrapper, hierarchy: MemoryHierarchy,
-                 level_sizes: Mapping[str, int | None] | None = None) -> None:
+                 level_sizes: Mapping[str, int | None] | None = None,
+                 level_buffering: Mapping[str, str | None] | None = None) -> None:
         super().__init__(inner)
         sizes = {name: size for name, size in (level_sizes or {}).items() if size is not None}
+        buffering = {name: scheme for name, scheme in (level_buffering or {}).items() if scheme is not None}
         self.compilation.results[MemoryHierarchy] = self._configured(
-            hierarchy, self.compilation.settings.memory_hierarchy_file, sizes)
+            hierarchy, self.compilation.settings.memory_hierarchy_file, sizes, buffering)
 
     @staticmethod
-    def _configured(hierarchy: MemoryHierarchy, hierarchy_file: Path | None, sizes: dict[str, int]) -> MemoryHierarchy:
-        """The hierarchy this compile uses: the file's instead of the plugin's, with the sizes given."""
+    def _configured(hierarchy: MemoryHierarchy, hierarchy_file: Path | None, sizes: dict[str, int],
+                    buffering: dict[str, str] | None = None) -> MemoryHierarchy:
+        """The hierarchy this compile uses: the file's instead of the plugin's, with the sizes (and staging
+        buffering of outer levels, ``level_buffering``) given."""
         if hierarchy_file is not None:
             hierarchy = load_hierarchy(hierarchy_file)
-        return hierarchy.with_sizes(sizes) if sizes else hierarchy
+        hierarchy = hierarchy.with_sizes(sizes) if sizes else hierarchy
+        return hierarchy.with_buffering(buffering) if buffering else hierarchy
 
     def bind(self) -> None:
         self.inner.bind()

@@ -26,7 +26,8 @@ class StaticPlacement:
     constants' copies when they are placed after it, rounded up to 8); ``arena_base`` is a ``uint8_t *`` expression for its first byte.
     With ``constants_in_arena_level`` every constant tensor is copied by
     ``InitNetwork`` into the same memory, right after the arena (each aligned to
-    ``constant_alignment``), and the kernels read that copy. ``init_lines`` run
+    ``constant_alignment``), and the kernels read that copy (a constant placed in
+    one of the ``level_bases`` levels is copied there instead). ``init_lines`` run
     at the start of ``InitNetwork`` (e.g. bringing up the memories);
     ``headers`` and ``definitions`` are what those lines need.
     """
@@ -38,6 +39,11 @@ class StaticPlacement:
     headers: tuple[str, ...] = ()
     definitions: tuple[str, ...] = ()
     init_lines: tuple[str, ...] = ()
+    level_bases: tuple[tuple[str, str], ...] = ()
+    """Memory levels beyond the arena's where tensors may live when the arena's level cannot hold them all, each
+    with a ``uint8_t *`` expression of its base (``(("L3", "pulp_l3_base()"),)``); a buffer whose storage the
+    tiler placed in one of them is addressed from that base, and a constant placed there is copied there by
+    ``InitNetwork``.  Empty: every tensor stays in the arena's level."""
 
 
 STATIC_ARRAYS = StaticPlacement()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
+from deeploy_core.tiling.staging import LayerStaging, synchronous_fetch, synchronous_store
 from deeploy_core.tiling.strides import element_strides
 from deeploy_core.tiling.tiles import TiledLayer, Variant, tile_input_name, tile_output_name, tile_scratch_name
 from deeploy_core.tiling.transfers import TransferPrimitives
@@ -141,13 +142,16 @@ class LayerParts:
 
 def layer_parts(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, primitives: TransferPrimitives,
                 level_pointer: str, prefix: str, shared: dict[str, str], parallel: ClusterParallelism | None,
-                split: LayerSplit | None, futures: str = "") -> LayerParts:
+                split: LayerSplit | None, futures: str = "", staging: LayerStaging | None = None) -> LayerParts:
     """Table, transfer functions, kernels and waits of one tiled layer.
 
     Inputs and outputs in ``layout.local_inputs``/``local_outputs`` (a fused
     pattern's intermediate tiles) are neither fetched nor stored: their one
     buffer stays in the compute level.  ``futures`` suffixes the names of the
     future arrays the waits use, so several layers can share one loop.
+    Tensors in ``staging`` live beyond the home level: their transfers take
+    both hops through their staging buffer, the outer one waited for at once
+    (:mod:`deeploy_core.tiling.staging`).
     """
     node = tiled.layer.node
     outputs = [t for t in node.outputs if t.name]
@@ -169,10 +173,16 @@ def layer_parts(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, pr
             raise DeeployError(f"layer {tiled.layer.name!r}: tiles of rank {len(shape)} > {MAX_RANK} are not supported")
         offset, stride = (layout.inputs if is_input else layout.outputs)[index]
         column = 1 + index if is_input else 1 + n_in + index
+        home = f"((uint8_t *){tensor.c_name} + (int64_t)row[{column}] * {tensor.dtype.size})"
+        buffer = None if staging is None else (staging.inputs if is_input else staging.outputs).get(index)
+        if buffer is not None:
+            hops = synchronous_fetch if is_input else synchronous_store
+            return "\n        ".join(hops(primitives, f"{futures}[{index}]", slot_pointer(offset, stride, slot, "uint8_t"),
+                                           buffer.pointer("0"), home, tensor.dtype.size, shape, tensor.shape))
         return template.format(
             future=f"{futures}[{index}]",
             tile=slot_pointer(offset, stride, slot, "uint8_t"),
-            tensor=f"((uint8_t *){tensor.c_name} + (int64_t)row[{column}] * {tensor.dtype.size})",
+            tensor=home,
             element_bytes=tensor.dtype.size,
             rank=len(shape),
             box=_int_array(shape),
@@ -247,9 +257,9 @@ def layer_parts(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, pr
 
 def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, primitives: TransferPrimitives,
                      level_pointer: str, prefix: str, shared: dict[str, str] | None = None,
-                     parallel: ClusterParallelism | None = None, split: LayerSplit | None = None
-                     ) -> tuple[str, list[str]]:
-    """(body for RunNetwork, file-scope definitions) of one tiled layer.
+                     parallel: ClusterParallelism | None = None, split: LayerSplit | None = None,
+                     staging: LayerStaging | None = None) -> tuple[str, list[str]]:
+    """(body for RunNetwork, file-scope definitions) of one tiled layer (``staging``: see :func:`layer_parts`).
 
     ``shared`` maps function texts (with the name blanked) to the function
     already emitted for them, so identical transfer functions are emitted once.
@@ -258,7 +268,7 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
     computing, and each core computes its share of a tile (``split``).
     """
     parts = layer_parts(tiled, ctxt, layout, primitives, level_pointer, prefix, {} if shared is None else shared,
-                        parallel, split)
+                        parallel, split, staging=staging)
     future, names, definitions = primitives.future_type, parts.names, parts.definitions
     args = (parts.columns, parts.n_in, parts.n_out, parts.compute_lines, parts.wait_inputs, parts.wait_resident,
             parts.wait_outputs)

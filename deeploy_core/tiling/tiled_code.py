@@ -18,6 +18,9 @@ from deeploy_core.ir.names import c_comment_text
 from deeploy_core.tiling.codegen import emit_tiled_layer
 from deeploy_core.tiling.fusion.codegen import emit_fused_pattern
 from deeploy_core.tiling.fusion.pattern import FusedPattern
+from deeploy_core.tiling.outer_level import OuterLevelPlacement
+from deeploy_core.tiling.staged_code import emit_staged_layer
+from deeploy_core.tiling.staging import LayerStaging
 from deeploy_core.tiling.state import TilingState
 from deeploy_core.tiling.tiles import TiledLayer
 from deeploy_core.tiling.transfers import TransferPrimitives
@@ -37,11 +40,13 @@ class TiledLayerCode:
     name = "tiling"
 
     def __init__(self, state: TilingState, transfers: TransferPrimitives, level_pointer: str,
-                 parallelism: ClusterParallelism | None = None) -> None:
+                 parallelism: ClusterParallelism | None = None, outer: OuterLevelPlacement | None = None) -> None:
         self.state = state
         self.transfers = transfers
         self.level_pointer = level_pointer
         self.parallelism = parallelism
+        self.outer = outer
+        """Tensors beyond the home level: a layer with one gets two-hop transfers (:mod:`.staged_code`)."""
         self._tiled: dict[int, TiledLayer] = {tiled.layer.index: tiled for tiled in state.tiled_layers}
         self._shared: dict[str, str] = {}
         self._patterns: dict[str, FusedPattern] = {name: pattern for pattern in state.patterns for name in pattern.names}
@@ -56,7 +61,8 @@ class TiledLayerCode:
         members = [self._tiled[layer.index] for layer in pattern.layers]
         body, definitions = emit_fused_pattern(
             members, ctxt, [self.state.layouts[name] for name in pattern.names], self.transfers, self.level_pointer,
-            f"{key}_fused", self._shared, self.parallelism, [self.state.splits.get(name) for name in pattern.names])
+            f"{key}_fused", self._shared, self.parallelism, [self.state.splits.get(name) for name in pattern.names],
+            [self._staging(name) for name in pattern.names])
         block.body = [body]
         block.definitions.extend(definitions)
         return block
@@ -69,9 +75,15 @@ class TiledLayerCode:
         pattern = self._patterns.get(key)
         if pattern is not None:
             return self._apply_fused(block, ctxt, pattern)
-        body, definitions = emit_tiled_layer(
+        staging = self._staging(key)  # tensors beyond home: pipelined outer hop (staged_code) or both hops at once
+        emit = emit_staged_layer if staging is not None and staging.pipelined else emit_tiled_layer
+        body, definitions = emit(
             tiled, ctxt, self.state.layouts[key], self.transfers, self.level_pointer, f"{key}_tiled", self._shared,
-            self.parallelism, self.state.splits.get(key))
+            self.parallelism, self.state.splits.get(key), staging)
         block.body = [body]
         block.definitions.extend(definitions)
         return block
+
+    def _staging(self, key: str) -> LayerStaging | None:
+        """The staging buffers of layer ``key``'s tensors beyond the home level (None: every tensor at home)."""
+        return self.outer.staging.get(key) if self.outer is not None else None

@@ -51,13 +51,14 @@ from deeploy_core.tiling.fusion.pattern import FusedPattern, pattern_entry
 from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes
 from deeploy_core.tiling.fusion.planner import FusionPlanner
 from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
+from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level, report_outer_level
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
 from deeploy_core.tiling.verification import check_tiles
-
 from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
+
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 FUSION_MODES = ("none", "auto")
 """``none``: every layer tiled alone; ``auto``: chains fused where the tiler's cost says it pays."""
@@ -161,7 +162,8 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def generate(self) -> Any:
         compilation, state, transfers = self.compilation, self.state, self.platform.transfers
-        code = TiledLayerCode(state, transfers, self._level_pointer(), self.parallelism)
+        outer = compilation.results.get(OuterLevelPlacement)
+        code = TiledLayerCode(state, transfers, self._level_pointer(), self.parallelism, outer)
         for tiled in state.tiled_layers:
             compilation.chain_contributions.setdefault(tiled.layer.index, []).append(code)
         level = self.compute_level
@@ -176,6 +178,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         report["tiling"] = self.tiling_report()
         report["traffic"] = network_traffic(self.memory_hierarchy, [(layer["bytes_in"], layer["bytes_out"])
                                                                     for layer in report["tiling"]["layers"]])
+        report_outer_level(report, outer, state.tiled_layers, state.layouts, compilation.ctxt)
         report["level_peaks"] = level_peaks(self.memory_hierarchy, report["memory_levels"])
         generated.timings["tiling"] = {"model_build": state.times.model_build, "solve": state.times.solve,
                                        "allocation": state.times.allocation}
@@ -270,6 +273,10 @@ class TilerDeployerWrapper(DeployerWrapper):
         state.layouts = self.computeMemoryMap(state.tiled_layers, memoryMap)
         self.testMemoryMapCorrectness()
         self.annotateMemoryLevel()
+        try:  # tensors the home level cannot hold move beyond it (L3), if the hierarchy and platform have one
+            place_outer_level(self.compilation, state, self.memory_hierarchy, self.platform.placement)
+        except OuterLevelTooSmall as error:
+            raise TilingInfeasibleError(str(error), error.level, error.needed_bytes) from None
         for name, entry in self.memory_level_report().items():
             if entry["capacity"] is not None and entry["used"] > entry["capacity"]:
                 raise TilingInfeasibleError(f"{name} needs at least {entry['used']} bytes (arena {entry['arena']}, "
@@ -571,9 +578,13 @@ class TilerDeployerWrapper(DeployerWrapper):
         report: dict[str, dict[str, Any]] = {}
         state = self.state
         arena = self.memory_plan.arena_bytes
+        outer = self.compilation.results.get(OuterLevelPlacement)
         weights = sum(b.size_bytes for b in self.compilation.ctxt if b.kind is BufferKind.CONSTANT)
+        weights -= outer.static_bytes if outer is not None else 0
         tables = sum(layout.table_bytes for layout in state.layouts.values())
         home = self.memory_hierarchy.default_level
+        if outer is not None:
+            report[outer.level] = outer.usage()
         report[home] = {"capacity": self.memory_hierarchy.level(home).size, "arena": arena, "tables": tables,
                         "static": weights, "used": arena + tables + weights}
         level_tables = max((layout.table_bytes for layout in state.layouts.values()), default=0)

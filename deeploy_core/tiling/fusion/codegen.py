@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
 from deeploy_core.tiling.codegen import LayerLayout, LayerParts, layer_parts
+from deeploy_core.tiling.staging import LayerStaging
 from deeploy_core.tiling.tiles import TiledLayer
 from deeploy_core.tiling.transfers import TransferPrimitives
 
@@ -30,12 +31,15 @@ if TYPE_CHECKING:
 def emit_fused_pattern(tiled_layers: Sequence[TiledLayer], ctxt: NetworkContext, layouts: Sequence[LayerLayout],
                        primitives: TransferPrimitives, level_pointer: str, prefix: str, shared: dict[str, str],
                        parallel: ClusterParallelism | None = None,
-                       splits: Sequence[LayerSplit | None] = ()) -> tuple[str, list[str]]:
-    """(body for RunNetwork, file-scope definitions) of the pattern whose layers are ``tiled_layers``."""
+                       splits: Sequence[LayerSplit | None] = (),
+                       stagings: Sequence[LayerStaging | None] = ()) -> tuple[str, list[str]]:
+    """(body for RunNetwork, file-scope definitions) of the pattern whose layers are ``tiled_layers``; a layer's
+    tensors beyond the home level move through its ``stagings`` entry, both hops at once."""
     splits = list(splits) or [None] * len(tiled_layers)
+    stagings = list(stagings) or [None] * len(tiled_layers)
     parts = [layer_parts(tiled, ctxt, layout, primitives, level_pointer, f"{tiled.layer.c_name}_tiled", shared,
-                         parallel, split, futures=f"_{position}")
-             for position, (tiled, layout, split) in enumerate(zip(tiled_layers, layouts, splits))]
+                         parallel, split, futures=f"_{position}", staging=staging)
+             for position, (tiled, layout, split, staging) in enumerate(zip(tiled_layers, layouts, splits, stagings))]
     definitions = [line for part in parts for line in part.definitions]
     count = len(tiled_layers[-1].tiles)
     slots = layouts[-1].slots

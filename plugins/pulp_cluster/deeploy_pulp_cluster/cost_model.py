@@ -11,7 +11,12 @@ users can compare L1 sizes and buffering strategies, not predict silicon:
   fixed overheads;
 * single buffering: fetch, compute, store one after the other per tile;
   double buffering: a tile's compute overlaps the next tile's fetch and the
-  previous tile's store, so each step costs the longer of the two.
+  previous tile's store, so each step costs the longer of the two;
+* a tensor that lives in L3 moves in two hops, L3 <-> L2 staging (``l3_l2``
+  link) and one dense L2 <-> L1 transfer; with single buffering of the L3 hop
+  both hops are part of the tile's fetch or store, with double buffering the
+  L3 controller works alongside the cluster: each step costs at least the next
+  tile's L3 fetch plus the previous tile's L3 store.
 
 The same byte and transfer counts are measured by the emulator
 (``pulp_print_stats``); the tests check that prediction and measurement agree.
@@ -23,7 +28,9 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from deeploy_core.plugin_api import LayerLayout, LayerSplit, NetworkContext, TiledLayer, box_shape, element_strides
+from deeploy_core.plugin_api import (
+    LayerLayout, LayerSplit, LayerStaging, NetworkContext, OuterLevelPlacement, TiledLayer, box_shape, element_strides,
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,11 @@ class LayerEstimate:
     bytes_out: int
     transfers_in: int
     transfers_out: int
+    outer_bytes_in: int
+    """Bytes moved L3 -> L2 (staging) for the layer's tensors in L3."""
+    outer_bytes_out: int
+    outer_transfers_in: int
+    outer_transfers_out: int
     work: list[int]
     compute_cycles: float
     dma_cycles: float
@@ -95,9 +107,11 @@ class LayerEstimate:
 
 
 def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, split: LayerSplit | None,
-                   cores: int, model: CostModel, forked: bool = True) -> LayerEstimate:
+                   cores: int, model: CostModel, forked: bool = True, staging: LayerStaging | None = None
+                   ) -> LayerEstimate:
     """One layer's figures; ``forked`` False for a layer of a fused pattern other than its last, which runs inside
-    the fork of its pattern (and moves nothing for its intermediate tiles)."""
+    the fork of its pattern (and moves nothing for its intermediate tiles); ``staging`` the staging buffers of its
+    tensors in L3."""
     node = tiled.layer.node
     outputs = [t for t in node.outputs if t.name]
 
@@ -108,16 +122,34 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
         shape = box_shape(box)
         return math.prod(shape) * tensor.dtype.size, box_transfers(shape, tensor.shape, tensor.dtype.size)
 
+    def dense(box: tuple[tuple[int, int], ...] | None) -> int:
+        """Transfers of a box between a staging buffer and L1 (both dense: one, none for an empty box)."""
+        return 0 if box is None else box_transfers(box_shape(box), box_shape(box), 1)
+
+    staged_in = staging.inputs if staging is not None else {}
+    staged_out = staging.outputs if staging is not None else {}
+    pipelined = staging is not None and staging.pipelined
     work = [0] * cores
-    fetch_cost, store_cost, compute_cost = [], [], []
+    fetch_cost, store_cost, compute_cost, outer_fetch_cost, outer_store_cost = [], [], [], [], []
     bytes_in = bytes_out = transfers_in = transfers_out = 0
+    outer_in = outer_out = outer_transfers_in = outer_transfers_out = 0
     resident_cycles = 0.0
     for number, tile in enumerate(tiled.tiles):
-        fetch = store = 0.0
+        fetch = store = outer_fetch = outer_store = 0.0
         for index, box in enumerate(tile.inputs):
             if not node.inputs[index].name or (index in layout.resident and number > 0) or index in layout.local_inputs:
                 continue  # a fused pattern's intermediate tile is already in L1: nothing moves
             size, count = moved(index, box, True)
+            if index in staged_in:  # L3 -> L2 staging as the box needs, then one dense L2 -> L1 transfer
+                outer_in, outer_transfers_in = outer_in + size, outer_transfers_in + count
+                hop = model.l3_l2.cycles(size, count)
+                if index in layout.resident:
+                    resident_cycles += hop
+                elif pipelined:
+                    outer_fetch += hop
+                else:
+                    fetch += hop
+                count = dense(box)
             bytes_in, transfers_in = bytes_in + size, transfers_in + count
             if index in layout.resident:
                 resident_cycles += model.l2_l1.cycles(size, count)
@@ -127,39 +159,60 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
             if index in layout.local_outputs:
                 continue
             size, count = moved(index, box, False)
+            if index in staged_out:  # one dense L1 -> L2 staging transfer, then L2 -> L3 as the box needs
+                outer_out, outer_transfers_out = outer_out + size, outer_transfers_out + count
+                hop = model.l3_l2.cycles(size, count)
+                outer_store, store = (outer_store + hop, store) if pipelined else (outer_store, store + hop)
+                count = dense(box)
             bytes_out, transfers_out = bytes_out + size, transfers_out + count
             store += model.l2_l1.cycles(size, count)
         tile_work = (split or LayerSplit([None] * len(tiled.variants))).tile_work(tiled, tile, cores)
         work = [a + b for a, b in zip(work, tile_work)]
         fetch_cost.append(fetch)
         store_cost.append(store)
+        outer_fetch_cost.append(outer_fetch)
+        outer_store_cost.append(outer_store)
         compute_cost.append(max(tile_work) * model.cycles_per_mac + 2 * model.barrier_cycles)
-    dma = resident_cycles + sum(fetch_cost) + sum(store_cost)
+    dma = resident_cycles + sum(fetch_cost) + sum(store_cost) + sum(outer_fetch_cost) + sum(outer_store_cost)
     if layout.slots == 1:
-        cycles = resident_cycles + sum(f + c + s for f, c, s in zip(fetch_cost, compute_cost, store_cost))
+        steps = [f + c + s for f, c, s in zip(fetch_cost, compute_cost, store_cost)]
+        cycles = resident_cycles
     else:
+        steps = [max(compute, (fetch_cost[t + 1] if t + 1 < len(fetch_cost) else 0.0)
+                     + (store_cost[t - 1] if t else 0.0)) for t, compute in enumerate(compute_cost)]
         cycles = resident_cycles + fetch_cost[0] + store_cost[-1]
-        for t, compute in enumerate(compute_cost):
-            overlapped = (fetch_cost[t + 1] if t + 1 < len(fetch_cost) else 0.0) + (store_cost[t - 1] if t else 0.0)
-            cycles += max(compute, overlapped)
+    if pipelined:  # the L3 controller runs beside the cluster: the next tile's L3 fetch, the last tile's L3 store
+        steps = [max(step, (outer_fetch_cost[t + 1] if t + 1 < len(steps) else 0.0)
+                     + (outer_store_cost[t - 1] if t else 0.0)) for t, step in enumerate(steps)]
+        cycles += outer_fetch_cost[0] + outer_store_cost[-1]
+    cycles += sum(steps)
     cycles += (model.fork_cycles if forked else 0) + model.barrier_cycles
-    return LayerEstimate(tiled.layer.name, len(tiled.tiles), bytes_in, bytes_out, transfers_in, transfers_out, work,
-                         sum(compute_cost), dma, cycles)
+    return LayerEstimate(tiled.layer.name, len(tiled.tiles), bytes_in, bytes_out, transfers_in, transfers_out,
+                         outer_in, outer_out, outer_transfers_in, outer_transfers_out, work, sum(compute_cost), dma,
+                         cycles)
 
 
 def estimate_network(tiled_layers: list[TiledLayer], ctxt: NetworkContext, layouts: dict[str, LayerLayout],
-                     splits: dict[str, LayerSplit], cores: int, model: CostModel) -> dict[str, Any]:
-    """The ``estimate`` section of report.json: per layer and in total."""
+                     splits: dict[str, LayerSplit], cores: int, model: CostModel,
+                     outer: OuterLevelPlacement | None = None) -> dict[str, Any]:
+    """The ``estimate`` section of report.json: per layer and in total (``outer``: the tensors in L3)."""
+    staging = outer.staging if outer is not None else {}
     layers = [estimate_layer(t, ctxt, layouts[t.layer.c_name], splits.get(t.layer.c_name), cores, model,
-                             forked=not layouts[t.layer.c_name].local_outputs) for t in tiled_layers]
+                             forked=not layouts[t.layer.c_name].local_outputs, staging=staging.get(t.layer.c_name))
+              for t in tiled_layers]
+    links = {} if outer is None else {f"{outer.level}->{outer.home}": ("outer_bytes_in", "outer_transfers_in"),
+                                      f"{outer.home}->{outer.level}": ("outer_bytes_out", "outer_transfers_out")}
     return {
         "model": model.describe(),
         "cores": cores,
         "cycles": round(sum(layer.cycles for layer in layers)),
         "dma_bytes": {"L2->L1": sum(layer.bytes_in for layer in layers),
-                      "L1->L2": sum(layer.bytes_out for layer in layers)},
+                      "L1->L2": sum(layer.bytes_out for layer in layers),
+                      **{link: sum(getattr(layer, figures[0]) for layer in layers) for link, figures in links.items()}},
         "dma_transfers": {"L2->L1": sum(layer.transfers_in for layer in layers),
-                          "L1->L2": sum(layer.transfers_out for layer in layers)},
+                          "L1->L2": sum(layer.transfers_out for layer in layers),
+                          **{link: sum(getattr(layer, figures[1]) for layer in layers)
+                             for link, figures in links.items()}},
         "macs_per_core": [sum(layer.work[c] for layer in layers) for c in range(cores)],
         "layers": [layer.to_json() for layer in layers],
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deeploy_core.plugin_api import GeneratedNetwork, MemoryHierarchy, NetworkDeployer, TilingState
+from deeploy_core.plugin_api import GeneratedNetwork, MemoryHierarchy, NetworkDeployer, OuterLevelPlacement, TilingState
 
 from deeploy_pulp_cluster.cost_model import CostModel, estimate_network
 from deeploy_pulp_cluster.defaults import DEFAULT_CORES
@@ -44,7 +44,7 @@ class ClusterDeployer(NetworkDeployer):
         tiling = self.compilation.results.get(TilingState)
         if tiling is not None:
             estimate = estimate_network(tiling.tiled_layers, self.compilation.ctxt, tiling.layouts, tiling.splits,
-                                        cores, self.cost_model)
+                                        cores, self.cost_model, self.compilation.results.get(OuterLevelPlacement))
             generated.report["estimate"] = estimate
             # At top level too, beside the core's ``traffic`` and ``level_peaks``: the three figures a reader
             # compares between tilings, without knowing which platform section holds the cycles.

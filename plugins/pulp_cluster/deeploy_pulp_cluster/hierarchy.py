@@ -1,7 +1,8 @@
 """The cluster's memories as data: off-chip L3, the SoC's L2, the cluster's L1 scratchpad.
 
 Tensors live in L2 (their home); kernels only read L1, so every layer is
-tiled and its tiles move L2 ↔ L1 by DMA.  The default sizes are those of a
+tiled and its tiles move L2 ↔ L1 by DMA.  Tensors that L2 cannot hold live
+in L3, and their tiles pass through staging buffers in L2 (L3 ↔ L2 ↔ L1).  The default sizes are those of a
 typical PULP-like SoC (:mod:`deeploy_pulp_cluster.defaults`); the memory level's
 options ``l1``/``l2``/``l3`` (``--l1/--l2/--l3``) override them per compile.
 """
@@ -14,7 +15,7 @@ from deeploy_pulp_cluster.defaults import DEFAULT_L1_BYTES, DEFAULT_L2_BYTES, DE
 
 
 def cluster_hierarchy() -> MemoryHierarchy:
-    """L3 (8 MiB) ↔ L2 (512 KiB) ↔ L1 (64 KiB); home L2, compute L1."""
+    """L3 (64 MiB) ↔ L2 (512 KiB) ↔ L1 (64 KiB); home L2, compute L1."""
     return MemoryHierarchy(
         levels=(
             MemoryLevel("L3", ("L2",), DEFAULT_L3_BYTES),

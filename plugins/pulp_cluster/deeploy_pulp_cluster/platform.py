@@ -20,12 +20,14 @@ RUNTIME_DIR = Path(__file__).resolve().parent / "runtime"
 
 
 def _placement(sizes: tuple[tuple[str, int], ...], cores: int) -> StaticPlacement:
-    """The arena and the constants in L2 at the HAL's base address; InitNetwork brings the cluster up first."""
+    """The arena and the constants in L2 at the HAL's base address, what L2 cannot hold in L3 at its base address;
+    InitNetwork brings the cluster up first."""
     by_name = dict(sizes)
     return StaticPlacement(
         arena_declaration="",
         arena_base="pulp_l2_base()",
         constants_in_arena_level=True,
+        level_bases=(("L3", "pulp_l3_base()"),),
         headers=("pulp_hal.h",),
         init_lines=(
             f"{{ static const pulp_config config = {{{by_name['L1']}u, {by_name['L2']}u, {by_name['L3']}u, {cores}u}};",

@@ -8,7 +8,7 @@ from deeploy_core.plugin_api import (
     MemoryLevelExtension, OptionSpec, PlatformExtension, hookimpl, level_size_options,
 )
 
-from deeploy_pulp_cluster.defaults import DEFAULT_CORES, LEVEL_SIZES, MAX_CORES
+from deeploy_pulp_cluster.defaults import DEFAULT_CORES, DEFAULT_L3_BUFFERING, L3_BUFFERINGS, LEVEL_SIZES, MAX_CORES
 from deeploy_pulp_cluster.names import MEMORY_LEVEL_NAME, PLATFORM_NAME
 
 if TYPE_CHECKING:  # the deployer imports numpy and ONNX: only when the platform is used
@@ -20,6 +20,11 @@ CORES_OPTION = OptionSpec("cores", int, DEFAULT_CORES, minimum=1, maximum=MAX_CO
                           help="cores that share every layer's tiles")
 """The platform's one option (``--cores`` sets it)."""
 
+L3_BUFFERING_OPTION = OptionSpec("l3_buffering", str, DEFAULT_L3_BUFFERING, choices=L3_BUFFERINGS,
+                                 help="staging buffers in L2 per streamed tensor living in L3: double overlaps the next "
+                                      "tile's L3 transfer with the current tile's compute (twice the L2 staging)")
+"""The memory level's option for the L3 -> L2 hop (``--l3-buffering`` sets it); ``--buffering`` is the L2 -> L1 hop's."""
+
 
 def make_deployer(cores: int = DEFAULT_CORES, **settings: Any) -> NetworkDeployer:
     """The deployer for the core count (option ``cores``) of this compile; the core's ``settings`` pass through."""
@@ -28,13 +33,16 @@ def make_deployer(cores: int = DEFAULT_CORES, **settings: Any) -> NetworkDeploye
     return ClusterDeployer(cores, **settings)
 
 
-def make_memory_level(deployer: Any, l1: int | None = None, l2: int | None = None, l3: int | None = None) -> Any:
-    """The cluster's hierarchy, resized by the options ``l1``/``l2``/``l3`` (None: the default size)."""
+def make_memory_level(deployer: Any, l1: int | None = None, l2: int | None = None, l3: int | None = None,
+                      l3_buffering: str = DEFAULT_L3_BUFFERING) -> Any:
+    """The cluster's hierarchy, resized by the options ``l1``/``l2``/``l3`` (None: the default size), with the L3
+    hop's staging buffering ``l3_buffering``."""
     from deeploy_core.plugin_api import MemoryLevelDeployerWrapper
 
     from deeploy_pulp_cluster.hierarchy import cluster_hierarchy
 
-    return MemoryLevelDeployerWrapper(deployer, cluster_hierarchy(), {"L1": l1, "L2": l2, "L3": l3})
+    return MemoryLevelDeployerWrapper(deployer, cluster_hierarchy(), {"L1": l1, "L2": l2, "L3": l3},
+                                      {"L3": l3_buffering})
 
 
 @hookimpl
@@ -49,5 +57,6 @@ def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
 def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> None:
     register(MemoryLevelExtension(
         name=MEMORY_LEVEL_NAME, factory=make_memory_level, version=VERSION, platforms=(PLATFORM_NAME,),
-        options=level_size_options(LEVEL_SIZES),
-        description="L3 8 MiB ↔ L2 512 KiB ↔ L1 64 KiB; tensors in L2, kernels read L1 tiles"))
+        options=(*level_size_options(LEVEL_SIZES), L3_BUFFERING_OPTION),
+        description="L3 64 MiB ↔ L2 512 KiB ↔ L1 64 KiB; tensors in L2 (in L3 when L2 cannot hold them), kernels "
+                    "read L1 tiles"))

@@ -49,14 +49,14 @@ def test_report_has_cores_levels_and_an_estimate_that_favours_double_buffering(m
                      "--cores", "4", "--buffering", buffering, "-o", str(out))
         assert result.returncode == 0, result.stderr
         report = json.loads((out / "report.json").read_text())
-        assert report["cluster"] == {"cores": 4, "level_sizes": {"L1": 32768, "L2": 458752, "L3": 8 * 1024 * 1024}}
+        assert report["cluster"] == {"cores": 4, "level_sizes": {"L1": 32768, "L2": 458752, "L3": 64 * 1024 * 1024}}
         estimate = report["estimate"]
         assert len(estimate["macs_per_core"]) == 4 and sum(estimate["macs_per_core"]) >= 16 * 32 * 32 * 8 * 9
         assert [layer["layer"] for layer in estimate["layers"]] == ["conv", "relu"]
         assert estimate["dma_bytes"]["L2->L1"] >= 8 * 32 * 32 * 4 and estimate["dma_bytes"]["L1->L2"] >= 2 * 16 * 32 * 32 * 4
         cycles[buffering] = estimate["cycles"]
         source = (out / "Network.c").read_text()
-        assert "pulp_cluster_fork(" in source and "{32768u, 458752u, 8388608u, 4u}" in source
+        assert "pulp_cluster_fork(" in source and "{32768u, 458752u, 67108864u, 4u}" in source
     assert cycles["double"] < cycles["single"]
 
 
