@@ -155,6 +155,21 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
     return variables
 
 
+def whole_layer_memory(layer: LayerModel) -> int:
+    """The memory constraint's left-hand side for one tile holding the whole output (every count 1).
+
+    The same sum :func:`_add_layer` builds, evaluated at the largest tile:
+    when it is within the budget, one tile is the fewest there can be, so the
+    solver has nothing to choose.
+    """
+    memory = 4 * layer.table_columns + layer.extra_bytes + layer.alignment - 1
+    for tensor in layer.tensors:
+        elements = math.prod(max(1, extent.size_of(layer.out_shape[extent.axis])) if extent.axis is not None
+                             else extent.full for extent in tensor.extents)
+        memory += tensor.buffers * (tensor.element_bytes * elements + layer.alignment - 1)
+    return memory
+
+
 @dataclass
 class CpResult:
     """Tile sizes per layer (None when infeasible) and solver figures."""
@@ -186,6 +201,11 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
     orders: dict[str, list[str]] = {}
     seconds, objective, proven = 0.0, 0.0, True
     for index, (layer, weight) in enumerate(zip(layers, weights)):
+        if allocator is None and strategy != "min" and whole_layer_memory(layer) <= layer.budget:
+            # One tile fits: it is the fewest tiles, the unique optimum of the model below, found without a solve.
+            tiles[layer.name] = {axis: layer.out_shape[axis] for axis in sorted(layer.free_axes)}
+            objective += weight
+            continue
         model = cp_model.CpModel()
         variables = _add_layer(model, layer, index)
         placement = None

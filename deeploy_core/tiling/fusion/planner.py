@@ -89,6 +89,9 @@ class FusionPlanner:
         if link is None or len(first.layers) + len(second.layers) > MAX_PATTERN_LAYERS:
             return None
         merged = first.merged(second, link)
+        separate = graph.costs[first.names].traffic + graph.costs[second.names].traffic
+        if self.cost(merged, {}).traffic >= separate:
+            return None  # even as one tile (no halo, nothing fetched twice) it would not move fewer bytes
         model = pattern_model(merged, [self.models[name] for name in merged.names], self.slots)
         if model is None:
             return None
@@ -98,7 +101,7 @@ class FusionPlanner:
             return None
         tile = result.tiles[model.name]
         cost = self.cost(merged, tile)
-        if cost.traffic >= graph.costs[first.names].traffic + graph.costs[second.names].traffic:
+        if cost.traffic >= separate:
             return None
         if cost.halo_overhead > MAX_HALO_OVERHEAD:
             return None
