@@ -78,3 +78,17 @@ def test_tables_count_against_the_budget() -> None:
     costly_solution = solve_tiling([costly], "min").tiles["conv"]
     assert tile_count(costly, costly_solution) < cheap_tiles
     assert memory_of(costly_solution, costly) <= 40000
+
+
+@pytest.mark.parametrize("budget", [20000, 120000, 140000, 10**7])
+def test_one_tile_shortcut_gives_what_the_solver_gives(budget: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A layer that fits as one tile skips CP-SAT (tiling.cp_model.whole_layer_memory): same tiles and objective."""
+    from deeploy_core.tiling import cp_model
+
+    layer = conv_like(budget)
+    assert cp_model.whole_layer_memory(layer) == memory_of({1: 16, 2: 32, 3: 32}, layer)
+    shortcut = solve_tiling([layer])
+    monkeypatch.setattr(cp_model, "whole_layer_memory", lambda _: 2**62)
+    solved = solve_tiling([layer])
+    assert (shortcut.tiles, shortcut.objective, shortcut.status) == (solved.tiles, solved.objective, solved.status)
+    assert (shortcut.seconds == 0.0) == (memory_of({1: 16, 2: 32, 3: 32}, layer) <= budget)
