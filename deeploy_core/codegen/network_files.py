@@ -119,6 +119,8 @@ def _pointer_definition(buffer: Buffer, ctxt: NetworkContext, constants: dict[st
         if view:
             return f"#define {buffer.c_name} ((const {c_type} *)((const char *){storage.c_name} + {view}))"
         return f"#define {buffer.c_name} ((const {c_type} *){storage.c_name})"
+    if storage.offset is None and storage.memory_level is not None and not outer:
+        return (f"/* no home storage: it exists only as {storage.memory_level} tiles inside a fused tile loop */")
     assert storage.offset is not None, f"buffer {storage.name!r} was not planned"
     if outer:
         return f"#define {buffer.c_name} (({c_type} *)({where}))"

@@ -48,7 +48,7 @@ from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
 from deeploy_core.tiling.fusion.pattern import FusedPattern, pattern_entry
-from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes
+from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes, intermediate_tensors
 from deeploy_core.tiling.fusion.planner import FusionPlanner
 from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level, report_outer_level
@@ -135,8 +135,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         if fusion not in FUSION_MODES:
             raise DeeployError(f"unknown fusion {fusion!r} ({' or '.join(FUSION_MODES)})")
         self.fusion = fusion
-        self._fused_arena = False
-        """Whether the home arena is currently planned for fused patterns' lifetimes (tile() re-plans it)."""
+        self._tile_only: set[str] = set()
+        """Fused intermediate tensors, which the home arena does not hold (tile() re-plans it for the patterns)."""
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
         self.allocator = allocator
         self.compilation.scratch_in_compute_level = True  # known before parsing: kernels pick tile-sized scratch
@@ -266,9 +266,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         """Build the solution's tiles, place them in the compute level and check every level's capacity."""
         state = self.state
         state.tiled_layers = self.computeTilingSchedule(tilingSolution)
-        if state.patterns or self._fused_arena:  # fused lifetimes, or back to the layer-wise plan after a fallback
+        if state.patterns or self._tile_only:  # fused lifetimes, or back to the layer-wise plan after a fallback
             self._replan_arena()
-            self._fused_arena = bool(state.patterns)
         self.testTilingSolutionCorrectness(state.tiled_layers)
         state.layouts = self.computeMemoryMap(state.tiled_layers, memoryMap)
         self.testMemoryMapCorrectness()
@@ -400,11 +399,16 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def _replan_arena(self) -> None:
         """Plan the home arena again for the fused patterns' lifetimes (:mod:`deeploy_core.tiling.fusion.lifetimes`)."""
-        compilation = self.compilation
+        compilation, ctxt = self.compilation, self.ctxt
+        for name in self._tile_only:  # back home, should a fallback have dropped their patterns
+            ctxt[name].memory_level = self.memory_hierarchy.default_level
         compilation.memory_plan = plan_arena(
-            compilation.layers, compilation.ctxt, compilation.allocator, compilation.allocator_name,
+            compilation.layers, ctxt, compilation.allocator, compilation.allocator_name,
             self.memory_plan.alignment, allocator_origin(compilation.host, compilation.allocator_name),
-            fused_lifetimes(compilation.layers, compilation.ctxt, self.state.patterns))
+            fused_lifetimes(compilation.layers, ctxt, self.state.patterns))
+        self._tile_only = intermediate_tensors(self.state.patterns)
+        for name in self._tile_only:  # no home storage: its tiles live in the compute level only
+            ctxt[name].offset, ctxt[name].memory_level = None, self.compute_level
 
     def diagnose(self, models: list[LayerModel] | None = None) -> TilingInfeasibleError:
         """The error naming, in one line, the layer that needs the most of the compute level and how much.

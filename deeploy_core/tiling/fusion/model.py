@@ -39,10 +39,11 @@ def pattern_model(pattern: FusedPattern, models: list[LayerModel], slots: int) -
             view = _term(models, position + 1, f"in{link}")
             if view is None:
                 return None
-            for axis, extent in enumerate(outer_view := outer_extents(view, outer, position + 1 == len(models) - 1)):
+            # This layer's output axes as the next layer reads them, in the pattern's axes.
+            outer = view.extents if position + 1 == len(models) - 1 else tuple(compose(e, outer) for e in view.extents)
+            for axis, extent in enumerate(outer):
                 if extent.axis is not None and axis not in model.tiled_axes and extent.size_of(1) < model.out_shape[axis]:
-                    whole.add(extent.axis)
-            outer = outer_view
+                    whole.add(extent.axis)  # the producer cannot cut this axis: the pattern keeps it whole
         for term in model.tensors:
             if link is not None and term.block.startswith("out"):
                 continue  # the intermediate: counted once, as its consumer's input
@@ -57,7 +58,3 @@ def pattern_model(pattern: FusedPattern, models: list[LayerModel], slots: int) -
     return LayerModel(pattern.key, last.out_shape, free, tensors, sum(m.table_columns for m in models),
                       last.alignment, last.budget, extra_bytes=sum(m.extra_bytes for m in models))
 
-
-def outer_extents(view: TensorTerm, outer: tuple[Extent, ...], consumer_is_last: bool) -> tuple[Extent, ...]:
-    """The consumer's view of the intermediate in the pattern's axes (its extents, composed unless it is the last)."""
-    return view.extents if consumer_is_last else tuple(compose(e, outer) for e in view.extents)

@@ -70,6 +70,10 @@ def test_fusion_cuts_the_traffic_of_the_cnns_and_never_adds_any(cluster_host: Pl
             assert pattern["bytes_out"] == layers[pattern["keys"][-1]]["bytes_out"]
             assert all(layers[key]["bytes_out"] == 0 for key in pattern["keys"][:-1])
         assert fused.report["level_peaks"]["L1"] <= 32000
+        intermediates = {key for pattern in patterns for key in pattern["keys"][:-1]}
+        if peer.name == "ImageClassification":  # no home storage for the intermediates: a smaller L2 peak
+            assert fused.report["level_peaks"]["L2"] < layerwise.report["level_peaks"]["L2"]
+        assert len(intermediates) == sum(len(pattern["keys"]) - 1 for pattern in patterns)
     assert sum(reduction >= 0.30 for reduction in reductions.values()) >= 3, reductions
 
 
@@ -94,6 +98,14 @@ def test_both_fusion_settings_run_exactly_and_move_what_they_report(
     assert {link: counted.get(link, 0) for link in report["traffic"]} == report["traffic"]
     code = "\n".join(text for name, text in generated.files.items() if name.endswith(".c"))
     assert ("fused pattern" in code) == (fusion == "auto")
+    # A fused intermediate has no place at home: it is neither in the arena plan nor given a pointer.
+    planned = {buffer["name"] for buffer in report["memory"]["buffers"]}
+    intermediates = [name for pattern in patterns for name in _outputs(report, pattern["layers"][:-1])]
+    if fusion == "auto":
+        assert intermediates and not set(intermediates) & planned
+    else:
+        assert not intermediates
+    assert code.count("no home storage") == len(intermediates)
 
 
 @pytest.mark.skipif(ROOT is None, reason=MISSING)
@@ -150,3 +162,9 @@ def test_a_fused_pattern_that_fails_late_falls_back_to_layer_wise_with_a_warning
     assert fallback.report["traffic"] == layerwise.report["traffic"]
     assert fallback.report["memory"] == layerwise.report["memory"], "the arena is planned layer by layer again"
     assert fallback.files["Network.c"] == layerwise.files["Network.c"]
+
+
+def _outputs(report: dict, layer_names: list[str]) -> list[str]:
+    """The output tensor names of the named layers (report.json's ``layers``)."""
+    by_name = {layer["node"]: layer for layer in report["layers"]}
+    return [output["name"] for name in layer_names for output in by_name[name]["outputs"]]
