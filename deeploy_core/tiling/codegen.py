@@ -276,10 +276,16 @@ def emit_tiled_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayou
         lines = _serial_schedule(tiled, layout, prefix, level_pointer, future, names, *args)
         return "\n".join(lines), definitions
     lines = _cluster_schedule(tiled, layout, prefix, level_pointer, future, names, *args, parallel)
+    return forked_task(lines, prefix, parallel, definitions), definitions
+
+
+def forked_task(lines: list[str], prefix: str, parallel: ClusterParallelism, definitions: list[str]) -> str:
+    """A schedule run on every core: ``lines`` become the task ``<prefix>_task`` (added to ``definitions``);
+    returns the statement that forks it."""
     task = f"{prefix}_task"
     definitions.append(f"static void {task}(void *dc_arg) {{\n    (void)dc_arg;\n"
                        + "\n".join(f"    {line}" if line else "" for line in lines) + "\n}")
-    return parallel.fork.format(task=task), definitions
+    return parallel.fork.format(task=task)
 
 
 def _kernel_block(pointers: list[str], code: str) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
-from deeploy_core.tiling.codegen import LayerLayout, LayerParts, layer_parts
+from deeploy_core.tiling.codegen import LayerLayout, LayerParts, forked_task, layer_parts
 from deeploy_core.tiling.staging import LayerStaging
 from deeploy_core.tiling.tiles import TiledLayer
 from deeploy_core.tiling.transfers import TransferPrimitives
@@ -50,10 +50,7 @@ def emit_fused_pattern(tiled_layers: Sequence[TiledLayer], ctxt: NetworkContext,
     lines += _loop(parts, count, slots, parallel)
     if parallel is None:
         return "\n".join(["{", *[f"    {line}" for line in lines], "}"]), definitions
-    task = f"{prefix}_task"
-    definitions.append(f"static void {task}(void *dc_arg) {{\n    (void)dc_arg;\n"
-                       + "\n".join(f"    {line}" if line else "" for line in lines) + "\n}")
-    return parallel.fork.format(task=task), definitions
+    return forked_task(lines, prefix, parallel, definitions), definitions
 
 
 def _prologue(tiled_layers: Sequence[TiledLayer], layouts: Sequence[LayerLayout], parts: list[LayerParts],
