@@ -23,8 +23,12 @@ DEFAULT_PLATFORM = "generic-c"
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape/-type, --quantization,
     --code-transformation, --option and the short flags of extension options (--l1, --cores, --tiling-strategy…)."""
+    return click.argument("model", type=click.Path(path_type=Path))(selection_options(command))
+
+
+def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of :func:`model_options` without the MODEL argument (``sweep`` takes several models)."""
     decorators = [
-        click.argument("model", type=click.Path(path_type=Path)),
         click.option("--platform", default=DEFAULT_PLATFORM, show_default=True, help="Platform to compile for."),
         click.option("--memory-level", default=None,
                      help="Memory hierarchy / placement policy (a registered name); turns tiling on."),
