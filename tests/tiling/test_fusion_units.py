@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 import onnx_graphsurgeon as gs
 
 from deeploy_core.passes.subgraph import SubgraphTransformation
@@ -65,3 +67,56 @@ def test_the_transformation_merges_adjacent_patterns_while_the_judge_accepts() -
     assert transformation.apply_pass(graph, {}) == 3
     assert [pattern.names for pattern in graph.patterns] == [("layer0", "layer1"), ("layer2", "layer3", "layer4")]
     assert len(asked) == len(set(asked)), "every pair is judged once, however often the driver re-matches"
+
+
+def _peer_networks() -> list:
+    from pathlib import Path
+
+    from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
+
+    root = peer_tests_root(Path(__file__).parent)
+    if root is None:
+        return []
+    mlperf = root.parent.parent / "bench" / "deeploy-mlperf"
+    peers = [p for p in find_peer_tests(root) if p.name in ("Models/CCT/FP32/CCT_1_16_16_8", "Models/MLPerf/KeywordSpotting")]
+    return peers + ([p for p in find_peer_tests(mlperf) if p.name == "VisualWakeWords"] if mlperf.is_dir() else [])
+
+
+@pytest.mark.parametrize("peer", _peer_networks(), ids=lambda peer: peer.name)
+def test_the_pattern_model_bounds_every_real_tile(peer) -> None:
+    """For every fused pattern of real networks (convolution halos, strides, attention), each tensor's extent in the
+    pattern's CP model, at the tile it chose, is at least the largest box that tensor really has: the model never
+    promises the compute level less than the tiles need."""
+    import math
+
+    from deeploy_core.api import CompileOptions, compile_model
+    from deeploy_core.plugins import PluginHost
+    from deeploy_core.tiling.fusion.boxes import pattern_boxes
+    from deeploy_core.tiling.fusion.model import pattern_model
+    from deeploy_core.tiling.solution import TilingSolution
+    from deeploy_core.tiling.state import TilingState
+
+    generic_c = pytest.importorskip("deeploy_generic_c.plugin", reason="the generic C platform plugin is not installed")
+    host = PluginHost()
+    host.add_plugin(generic_c, name="generic-c")
+    deployer, _ = compile_model(peer.model, CompileOptions(platform="generic-c", input_types=peer.input_types(),
+                                                           level_sizes={"L1": 16000}, buffering="double"), host)
+    state = deployer.compilation.results[TilingState]
+    tiles = {p.layers[-1]: p.tile for p in deployer.compilation.results[TilingSolution].patterns}
+    assert state.patterns, f"{peer.name} fuses at L1 16000"
+    models = {model.name: model for model in deployer.layer_models()}
+    planner = deployer._planner(list(models.values()))
+    for pattern in state.patterns:
+        model = pattern_model(pattern, [models[name] for name in pattern.names], 2)
+        assert model is not None
+        tile = tiles[pattern.key]
+        boxes = pattern_boxes(pattern, deployer.ctxt, planner.constraints_of(pattern), tile)
+        for term in model.tensors:
+            position, block = term.block.split(":", 1)
+            if block.startswith("(") or not block.startswith("in"):
+                continue  # scratch and the last output are sized like layer-wise tiling's
+            index = int(block[2:])
+            real = max(math.prod(b - a for a, b in inputs[index]) for _, inputs in boxes[int(position)])
+            bound = math.prod(e.size_of(tile.get(e.axis, model.out_shape[e.axis])) if e.axis is not None else e.full
+                              for e in term.extents)
+            assert bound >= real, (pattern.names, term.block, bound, real)
