@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
-
 import onnx_graphsurgeon as gs
+import pytest
 
 from deeploy_core.passes.subgraph import SubgraphTransformation
 from deeploy_core.tiling.fusion.boxes import PatternCost
