@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -22,6 +21,7 @@ from deeploy_core.report.memory_plot import (
     memory_plot_svg,
     write_memory_plot,
 )
+from tests.browser import screenshot
 
 SVG = "{http://www.w3.org/2000/svg}"
 NASTY_NAME = "a<b>&c\"d'e ünï 名前"
@@ -175,53 +175,14 @@ def test_write_memory_plot(tmp_path: Path) -> None:
 # --- a real browser ----------------------------------------------------------------------------------------
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip(
-        "headless Chromium is not installed (neither `chromium` nor `chromium-browser` is on PATH); "
-        ".ci/run installs Debian's chromium package, or run `apt-get install chromium`"
-    )
-
-
 def _hex_to_rgb(colour: str) -> tuple[int, int, int]:
     return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
 
 
 def test_chromium_screenshot_shows_every_level(tmp_path: Path) -> None:
-    from PIL import Image
-
-    browser = _chromium()
     levels = _three_levels()
     page = write_memory_plot(tmp_path / "plot", "screenshot test", levels)[0]
-    png = tmp_path / "shot.png"
-    home = tmp_path / "home"
-    home.mkdir()
-    command = [
-        browser,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-        # Exact colours: no HiDPI scaling and no colour management between the page and the PNG.
-        "--force-device-scale-factor=1",
-        "--force-color-profile=srgb",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        f"--user-data-dir={home / 'profile'}",
-        "--window-size=1200,2400",
-        f"--screenshot={png}",
-        page.resolve().as_uri(),
-    ]
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(home)}
-    )
-    assert result.returncode == 0 and png.is_file(), f"chromium failed ({result.returncode}):\n{result.stderr}"
-
-    with Image.open(png) as image:
-        pixels = np.asarray(image.convert("RGB"), dtype=np.int16)
+    pixels = screenshot(page, tmp_path / "shot.png", 1200, 2400)
     assert pixels.shape[:2] == (2400, 1200)
 
     packed = (pixels[..., 0].astype(np.int32) << 16) | (pixels[..., 1].astype(np.int32) << 8) | pixels[..., 2]
