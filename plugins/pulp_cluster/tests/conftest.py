@@ -1,10 +1,24 @@
-"""Shared fixtures of the PULP cluster plugin's tests."""
+"""Shared fixtures of the PULP cluster plugin's tests, and the opt-in for their long matrices.
+
+Tests marked ``heavy_model`` (here: the L3 matrix over every peer network,
+test_l3.py) run only when ``-m`` names that marker, as in tests/models: the
+default suite keeps a representative subset of them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "heavy_model" in (config.getoption("markexpr", "") or ""):
+        return
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents and item.get_closest_marker("heavy_model"):
+            item.add_marker(pytest.mark.skip(reason="the long matrix: run with -m heavy_model"))
 
 from deeploy_core.plugins import PluginHost
 from deeploy_generic_c import plugin as generic_c_plugin

@@ -65,3 +65,26 @@ def test_sixteen_channel_conv_fits_default_l2_and_matches_untiled(cluster_host: 
 
     # Untiled, the conv's im2col is bounded too: blocks of output positions, not the whole layer's 576 KiB.
     assert 0 < untiled.report["layers"][0]["scratch_bytes"] <= 144 * 64 * 4
+
+
+def test_a_deep_conv_is_a_direct_loop_when_tiled(cluster_host: PluginHost, runtime_cache: Path, tmp_path: Path) -> None:
+    """128 -> 128 channels, 3x3, on 4 x 4: one output position's im2col column is 4.5 KiB, eight cores' copies 36 KiB
+    beside 4.5 KiB of weights per output channel.  Tiled, such a conv (more than 2 KiB per position: ResNet-18's from
+    64 channels on) is a direct loop without scratch, so it tiles into the default 64 KiB L1, matching the untiled
+    build; the untiled build keeps its bounded im2col."""
+    rng = np.random.default_rng(3)
+    weights = numpy_helper.from_array((rng.standard_normal((128, 128, 3, 3)) * 0.05).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], name="deep")], "deep",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 128, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 128, 4, 4])], [weights])
+    path = tmp_path / "deep.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    data = {"x": rng.standard_normal((1, 128, 4, 4)).astype(np.float32)}
+    untiled, reference = validate_with_data(path, CompileOptions(platform="generic-c"), cluster_host, data,
+                                            atol=1e-4, rtol=1e-4, cache_dir=runtime_cache)
+    tiled, result = validate_with_data(path, CompileOptions(platform="pulp-cluster"), cluster_host, data,
+                                       atol=1e-4, rtol=1e-4, cache_dir=runtime_cache)
+    assert reference.ok and result.ok
+    np.testing.assert_allclose(result.outputs[0], reference.outputs[0], rtol=1e-5, atol=1e-5)
+    assert "dcg_conv2d_f32(" in untiled.files["Network.c"] and "dcg_conv2d_f32(" not in tiled.files["Network.c"]
+    assert tiled.report["tiling"]["layers"][0]["scratch_bytes"] == 0

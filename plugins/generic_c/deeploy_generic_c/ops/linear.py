@@ -30,6 +30,12 @@ CONV_SCRATCH_BYTES = 8192
 CONV_MIN_BLOCK = 64
 """Fewest output positions per block: shorter blocks spend more on the GEMM's packing than they save in memory."""
 
+TILED_DIRECT_PATCH_BYTES = 2048
+"""Tiled builds write a float conv as a direct loop (no scratch) when one output position's im2col column is larger:
+a tile's im2col would need at least that much compute-level memory per core (a cluster keeps one copy per core),
+so a deep layer (ResNet-18's 512-channel 3x3 convs: 18 KiB per position, 147 KiB on 8 cores) could not be tiled
+into a 64 KiB L1 at all.  The choice depends on the input channels and the window only, which every tile shares."""
+
 
 INLINE_PRODUCT_MACS = 32768
 """MatMuls with a multiple of 8 columns up to this many multiply-accumulates are loops in the layer too (beyond
@@ -90,7 +96,8 @@ class ConvParser(NodeParser):
         scratch = conv_scratch_floats(win.c, win.m, win.kh, win.kw, win.oh, win.ow, (win.stride_h, win.stride_w),
                                       win.pads, (win.dil_h, win.dil_w), group, block)
         code, path = "", "im2col"
-        if takes_direct_path(win.m, group) and not ctxt.for_tiles:
+        deep = (win.c // group) * win.kh * win.kw * 4 > TILED_DIRECT_PATCH_BYTES and scratch > 0
+        if (takes_direct_path(win.m, group) and not ctxt.for_tiles) or (ctxt.for_tiles and deep):
             code, path, block, scratch = direct_conv(DirectConv(
                 x.c_name, w.c_name, None if bias == "NULL" else bias, y.c_name, win.n, win.c, win.h, win.w, win.m,
                 win.kh, win.kw, win.oh, win.ow, win.stride_h, win.stride_w, win.pad_top, win.pad_left, win.dil_h,
