@@ -102,15 +102,19 @@ def _range(values: list[float]) -> tuple[float, float]:
 
 
 def _label_box(x: float, y: float, lines: tuple[str, ...], side: str) -> tuple[float, float, float, float]:
+    """Where a marker's label goes on ``side`` of it, kept between the top of the plot and the x axis."""
     width = max(len(line) for line in lines) * FONT * 0.62
     height = len(lines) * (FONT + 2)
     if side == "right":
-        return x + 8, y - height / 2, x + 8 + width, y + height / 2
-    if side == "left":
-        return x - 8 - width, y - height / 2, x - 8, y + height / 2
-    if side == "above":
-        return x - width / 2, y - 8 - height, x + width / 2, y - 8
-    return x - width / 2, y + 8, x + width / 2, y + 8 + height
+        left, top = x + 8, y - height / 2
+    elif side == "left":
+        left, top = x - 8 - width, y - height / 2
+    elif side == "above":
+        left, top = x - width / 2, y - 8 - height
+    else:
+        left, top = x - width / 2, y + 8
+    top = min(max(top, 2.0), BOTTOM - 2 - height)
+    return left, top, left + width, top + height
 
 
 def _overlaps(box: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]) -> bool:

@@ -128,6 +128,7 @@ class SweepPoint:
         """The ``deeploy-core compile`` command that makes this point's figures (for results.jsonl); a test folder's
         sample inputs pick the input types there as ``--inputs`` does (which also writes a self-test)."""
         data = ["--inputs", str(self.model.inputs)] if self.model.inputs is not None else []
+        data += ["--outputs", str(self.model.outputs)] if self.model.outputs is not None else []
         return shlex.join(["deeploy-core", "compile", str(self.model.path), *data, *self.arguments, "-o", "OUT"])
 
     def task(self, validate: bool, plugins: Mapping[str, Any], versions: Mapping[str, Any]) -> str:
