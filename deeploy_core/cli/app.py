@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("deeploy_core.cli.analyze_command", "analyze_command"),
     "supported-ops": ("deeploy_core.cli.supported_ops_command", "supported_ops_command"),
     "schema": ("deeploy_core.cli.schema_command", "schema_command"),
+    "new-plugin": ("deeploy_core.cli.new_plugin_command", "new_plugin_command"),
     "sweep": ("deeploy_core.cli.sweep_command", "sweep_command"),
 }
 """Command name → (module, attribute).  A command's module is imported only when that command runs (or help lists
