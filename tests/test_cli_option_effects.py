@@ -572,8 +572,9 @@ SHARED_EFFECTS: dict[str, Effect] = {
     "--l2": Variants("cnn", (("--l1", "64000"), ("--l1", "64000", "--l2", "100000"), ("--l1", "64000", "--l2", "1000")),
                      check_l2),
     "--l3": Variants("cnn", (CLUSTER, (*CLUSTER, "--l3", "1000000"), ("--l3", "1000000")), check_l3,
-                     reason="only the cluster has an L3; nothing is placed there (tensors live in L2), so it sizes the "
-                          "emulated memory and no size makes a compile infeasible; generic-c refuses it"),
+                     reason="only the cluster has an L3; the catalogue CNN fits its L2, so nothing moves to L3 and the "
+                          "size only reaches the emulated memory (plugins/pulp_cluster/tests/test_l3_options.py "
+                          "shows tensors in L3 and an L3 too small); generic-c refuses it"),
     "--cores": Variants("cnn", ((*CLUSTER, "--cores", "2"), (*CLUSTER, "--cores", "8")), check_cores,
                         reason="generic-c has one core and refuses --cores (test_cli_compile checks the message)"),
     "--buffering": Variants("cnn", ((*L1_SMALL, "--buffering", "single"), (*L1_SMALL, "--buffering", "double")),

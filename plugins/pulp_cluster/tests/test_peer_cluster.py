@@ -15,16 +15,14 @@ poisons DMA destinations until their wait, so an early read is a report), and
 the busiest one (L1 16 000, double buffering) runs under ThreadSanitizer.
 
 A few peer networks (ReduceMean on 576 KiB of activations) do not fit the
-default 512 KiB L2, and tensors never live in L3 (no L3 → L2 tiling yet): for
-those the compile must fail with the one-line L2 diagnosis, and the test then
-runs them with the L2 size that diagnosis names, rounded up to 64 KiB.
+default 512 KiB L2: their large tensors live in L3 and their tiles pass
+through L2 staging buffers, so ``traffic`` and the emulator's counts include
+the L3 links (test_l3.py runs every network with an L2 of 128 KiB).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -33,7 +31,6 @@ from deeploy_core.api import CompileOptions, validate_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import ADDRESS_SANITIZER_FLAGS, THREAD_SANITIZER_FLAGS, strict_flags
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
 from deeploy_core.validate import Toolchain
 
 ROOT = peer_tests_root(Path(__file__).parent)
@@ -44,29 +41,9 @@ ADDRESS_SANITIZED = (64000, "single")
 the build and run time, and the other configurations run the same kernels and transfer code."""
 
 
-def cluster_options(peer, l1: int, buffering: str, cores: int = 8, l2: int | None = None) -> CompileOptions:
-    sizes = {"L1": l1, **({"L2": l2} if l2 else {})}
-    return CompileOptions(platform="pulp-cluster", input_types=peer.input_types(), level_sizes=sizes,
+def cluster_options(peer, l1: int, buffering: str, cores: int = 8) -> CompileOptions:
+    return CompileOptions(platform="pulp-cluster", input_types=peer.input_types(), level_sizes={"L1": l1},
                           buffering=buffering, cores=cores)
-
-
-@functools.cache
-def l2_for(peer, host: PluginHost) -> int | None:
-    """None if the network fits the default L2, else the size its one-line diagnosis names (rounded up).
-
-    Probed once per network (L1 64 000, single buffering, rounded up to a 64 KiB step that covers the other
-    configurations too) and cached: each probe is a whole compile, which five tests per network would repeat.
-    """
-    from deeploy_core.api import compile_model
-
-    try:
-        compile_model(peer.model, cluster_options(peer, 64000, "single"), host)
-    except TilingInfeasibleError as error:
-        found = re.fullmatch(r"L2 needs at least (\d+) bytes \(arena \d+, tables \d+, static \d+\) but has 524288",
-                             str(error))
-        assert found, str(error)
-        return -(-int(found.group(1)) // 65536) * 65536
-    return None
 
 
 @pytest.mark.skipif(ROOT is None, reason=MISSING)
@@ -78,9 +55,8 @@ def test_peer_test_runs_on_the_cluster(peer, l1: int, buffering: str, cluster_ho
     stats_file = tmp_path / "stats.json"
     monkeypatch.setenv("PULP_EMULATOR_STATS", str(stats_file))
     tolerance = (1e-4, 1e-4) if peer.is_float else (0.0, 0.0)
-    l2 = l2_for(peer, cluster_host)
     sanitizer = ADDRESS_SANITIZER_FLAGS if (l1, buffering) == ADDRESS_SANITIZED else ()
-    generated, result = validate_model(peer.model, cluster_options(peer, l1, buffering, l2=l2), cluster_host,
+    generated, result = validate_model(peer.model, cluster_options(peer, l1, buffering), cluster_host,
                                        inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance[0],
                                        rtol=tolerance[1], repeats=1, cache_dir=runtime_cache,
                                        toolchain=Toolchain.from_environment(extra_flags=strict_flags(sanitizer)))
@@ -90,7 +66,7 @@ def test_peer_test_runs_on_the_cluster(peer, l1: int, buffering: str, cluster_ho
     level = generated.report["memory_levels"]["L1"]
     assert level["capacity"] == l1 and level["used"] <= l1, level
     home = generated.report["memory_levels"]["L2"]
-    assert home["capacity"] == (l2 or 524288) and home["used"] <= home["capacity"], home
+    assert home["capacity"] == 524288 and home["used"] <= home["capacity"], home
     estimate = generated.report["estimate"]
     measured = json.loads(stats_file.read_text())
     assert measured["dma_bytes"] == {k: v for k, v in generated.report["traffic"].items() if v}
@@ -111,8 +87,7 @@ def tsan_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_thread_sanitizer_reports_no_race(peer, cluster_host: PluginHost, tsan_cache: Path) -> None:
     """The busiest schedule (L1 16 000, double buffering, 8 cores) under ThreadSanitizer: a report fails the run."""
     tolerance = 1e-4 if peer.is_float else 0.0
-    l2 = l2_for(peer, cluster_host)
-    _, result = validate_model(peer.model, cluster_options(peer, 16000, "double", l2=l2), cluster_host,
+    _, result = validate_model(peer.model, cluster_options(peer, 16000, "double"), cluster_host,
                                inputs_npz=peer.inputs, outputs_npz=peer.outputs, atol=tolerance, rtol=tolerance,
                                repeats=1, cache_dir=tsan_cache,
                                toolchain=Toolchain.from_environment(extra_flags=strict_flags(THREAD_SANITIZER_FLAGS)))
