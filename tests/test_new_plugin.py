@@ -29,6 +29,7 @@ from onnx import TensorProto, helper
 from deeploy_core.errors import DeeployError
 from deeploy_core.plugin_api_version import API_VERSION
 from deeploy_core.plugin_template import KINDS, TEMPLATE, check_name, new_plugin
+from deeploy_core.plugins.timing import SLOW_PLUGIN_VARIABLE
 from deeploy_core.testing.models import conformance_model
 from tests.test_plugin_api import boundary_violations
 
@@ -57,6 +58,7 @@ def environment() -> dict[str, str]:
     """This environment without what would leak into a child: the plugin allow-list, a Python path."""
     env = {key: value for key, value in os.environ.items() if key not in ("DEEPLOY_CORE_PLUGINS", "PYTHONPATH")}
     env["COLUMNS"] = "200"
+    env[SLOW_PLUGIN_VARIABLE] = "inf"  # a loaded machine must not add slow-plugin warnings to stderr
     return env
 
 
