@@ -47,8 +47,9 @@ from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, MemoryNeed, Te
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
-from deeploy_core.tiling.fusion.pattern import FusedPattern, pattern_entry
+from deeploy_core.tiling.fusion.boxes import pattern_entry
 from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes, intermediate_tensors
+from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.fusion.planner import FusionPlanner
 from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level, report_outer_level
@@ -124,7 +125,7 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def __init__(self, inner: Deployer | DeployerWrapper, allocator: object, buffering: str = "single",
                  strategy: str = "max", seed: int = 0, time_limit: float = 10.0, name: str = "tiler",
-                 fusion: str = "none") -> None:
+                 fusion: str = "auto") -> None:
         super().__init__(inner)
         if MemoryHierarchy not in self.compilation.results:
             raise DeeployError("the tiler needs a memory-aware deployer: choose a memory level (--memory-level)")

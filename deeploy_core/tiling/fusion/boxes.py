@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from deeploy_core.ir import NetworkContext
 from deeploy_core.tiling.fusion.pattern import FusedPattern
@@ -86,3 +87,10 @@ def pattern_cost(pattern: FusedPattern, ctxt: NetworkContext, boxes: list[list[T
             computed += sum(math.prod(box_shape(out)) for out, _ in tiles)
             intermediate += math.prod(output.shape)
     return PatternCost(fetched, stored, computed, intermediate, len(boxes[-1]))
+
+
+def pattern_entry(pattern: FusedPattern, cost: PatternCost) -> dict[str, Any]:
+    """report.json's entry of a fused pattern: its layers, tile count, bytes moved and halo recomputation."""
+    return {"layers": [layer.name for layer in pattern.layers], "keys": list(pattern.names),
+            "ops": [layer.op_type for layer in pattern.layers], "tiles": cost.tiles, "bytes_in": cost.fetched,
+            "bytes_out": cost.stored, "halo_overhead": round(cost.halo_overhead, 6)}

@@ -9,12 +9,8 @@ level.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from deeploy_core.mapping import Layer
-
-if TYPE_CHECKING:
-    from deeploy_core.tiling.fusion.boxes import PatternCost
 
 
 @dataclass(frozen=True)
@@ -45,9 +41,3 @@ class FusedPattern:
         """This pattern followed by ``other``, joined through ``other``'s first layer's input ``link``."""
         return FusedPattern(self.layers + other.layers, self.links + (link,) + other.links)
 
-
-def pattern_entry(pattern: FusedPattern, cost: PatternCost) -> dict[str, Any]:
-    """report.json's entry of a fused pattern: its layers, tile count, bytes moved and halo recomputation."""
-    return {"layers": [layer.name for layer in pattern.layers], "keys": list(pattern.names),
-            "ops": [layer.op_type for layer in pattern.layers], "tiles": cost.tiles, "bytes_in": cost.fetched,
-            "bytes_out": cost.stored, "halo_overhead": round(cost.halo_overhead, 6)}
