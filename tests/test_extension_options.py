@@ -279,10 +279,11 @@ def test_each_factory_receives_its_values_and_the_report_records_them(recorder: 
 def test_the_short_flag_fields_set_the_built_in_extensions_options(recorder: tuple[PluginHost, Recorder],
                                                                   mlp: Path) -> None:
     host, _ = recorder
-    options = CompileOptions(platform="generic-c", level_sizes={"L1": 8000}, tiling_strategy="min")
+    options = CompileOptions(platform="generic-c", level_sizes={"L1": 8000}, tiling_strategy="min", fusion="none")
     deployer, generated = compile_model(mlp, options, host)
     assert generated.report["options"]["memory_level"] == {"name": "l2-l1", "values": {"l1": 8000, "l2": None}}
-    assert generated.report["options"]["tiler"] == {"name": SINGLE_BUFFERING, "values": {"strategy": "min"}}
+    assert generated.report["options"]["tiler"] == {"name": SINGLE_BUFFERING, "values": {"strategy": "min", "fusion": "none"}}
+    assert generated.report["tiling"]["fusion"] == "none" and generated.report["tiling"]["patterns"] == []
     assert generated.report["tiling"]["strategy"] == "min" and generated.report["memory_levels"]["L1"]["capacity"] == 8000
     with pytest.raises(DeeployError, match=r"^--cores 2: platform 'generic-c' has a single core; --cores is for "
                                            r"cluster platforms$"):

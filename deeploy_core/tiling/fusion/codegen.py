@@ -43,7 +43,7 @@ def emit_fused_pattern(tiled_layers: Sequence[TiledLayer], ctxt: NetworkContext,
     definitions = [line for part in parts for line in part.definitions]
     count = len(tiled_layers[-1].tiles)
     slots = layouts[-1].slots
-    names = " -> ".join(c_comment_text(t.layer.name) for t in tiled_layers)
+    names = " -> ".join(c_comment_text(t.layer.name or t.layer.c_name) for t in tiled_layers)
     title = (f"/* fused pattern {names}: {count} tiles, {'double' if slots == 2 else 'single'} buffering"
              + (f", {parallel.cores} cores */" if parallel is not None else " */"))
     lines = [title, *_prologue(tiled_layers, layouts, parts, primitives.future_type, level_pointer, parallel)]

@@ -189,8 +189,11 @@ def test_tiling_from_an_earlier_report_reproduces_identical_code(tmp_path: Path)
     assert l1["capacity"] == 16000 and l1["tables"] <= l1["used"] <= 16000
     assert "times" not in report["tiling"]  # wall-clock figures would make report.json differ between runs
     assert (tmp_path / "first" / "report.json").read_bytes() == (tmp_path / "again" / "report.json").read_bytes()
-    assert all(layer["tiles"] >= 1 and layer["bytes_in"] > 0 and layer["bytes_out"] > 0
+    fused = {key for pattern in report["tiling"]["patterns"] for key in pattern["keys"]}
+    assert report["tiling"]["patterns"], "the tiny CNN fuses at L1 16000 (fusion is on by default)"
+    assert all(layer["tiles"] >= 1 and (layer["key"] in fused or (layer["bytes_in"] > 0 and layer["bytes_out"] > 0))
                for layer in report["tiling"]["layers"])
+    assert all(pattern["bytes_in"] > 0 and pattern["bytes_out"] > 0 for pattern in report["tiling"]["patterns"])
 
 
 def test_memory_hierarchy_yaml_file_is_used(tmp_path: Path) -> None:
@@ -232,7 +235,12 @@ def test_plot_writes_one_svg_per_level_matching_the_report(tmp_path: Path) -> No
 
     assert buffers("L2") == {entry["name"] for entry in report["memory"]["buffers"]}
     l1_expected = {f"{layer}/{block}" for layer, blocks in report["tiling"]["memory_map"].items() for block in blocks}
-    assert buffers("L1") == l1_expected and l1_expected
+    l1_blocks = buffers("L1")
+    # A fused pattern's blocks carry its label ("fused 1 (a+b): a/out0"), the same block names after it.
+    assert {name.split(": ", 1)[1] if name.startswith("fused ") else name for name in l1_blocks} == l1_expected
+    assert l1_expected and report["tiling"]["patterns"]
+    assert {name.split(" ", 2)[1] for name in l1_blocks if name.startswith("fused ")} == {
+        str(number) for number in range(1, len(report["tiling"]["patterns"]) + 1)}
     for level in ("L2", "L1"):
         assert f'data-level="{level}"' in page
     again = cli("compile", str(model), "-o", str(tmp_path / "again"), "--l1", "16000", "--plot")

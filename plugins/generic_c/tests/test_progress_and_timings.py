@@ -73,8 +73,12 @@ def test_tiled_compile_reports_each_tiled_layer_as_k_of_n(generic_c_host: Plugin
     count = len(tiled)
     assert count == len([layer for layer in generated.report["layers"] if layer["op"] != "Flatten"]) > 5
     expected = [(number, count, name) for number, name in enumerate(tiled, 1)]
-    for prefix in ("tiling model: ", "tiling: building tiles of ", "tiling: placing "):
+    for prefix in ("tiling model: ", "tiling: building tiles of "):
         assert recorder.counted(prefix) == expected, prefix
+    # Placing goes by unit: a fused pattern (named by its last layer) is placed as one.
+    inner = {name for pattern in generated.report["tiling"]["patterns"] for name in pattern["layers"][:-1]}
+    units = [name for name in tiled if name not in inner]
+    assert inner and recorder.counted("tiling: placing ") == [(n, len(units), name) for n, name in enumerate(units, 1)]
     assert ("bind", f"tiling: solving {count} layers") in recorder.tasks
     assert ("bind", "allocating the arena with first-fit") in recorder.tasks
     assert {stage for stage, *_ in recorder.steps} == {"bind"}, "the tiler runs in bind"
