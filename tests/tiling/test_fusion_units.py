@@ -119,3 +119,16 @@ def test_the_pattern_model_bounds_every_real_tile(peer) -> None:
             bound = math.prod(e.size_of(tile.get(e.axis, model.out_shape[e.axis])) if e.axis is not None else e.full
                               for e in term.extents)
             assert bound >= real, (pattern.names, term.block, bound, real)
+
+
+def test_halo_overhead_counts_only_elements_some_tile_computes() -> None:
+    """A strided consumer may skip rows of its input: those are not "computed less than once" (no negative
+    overhead), and overlapping tiles count each element once in the covered total."""
+    from deeploy_core.tiling.fusion.boxes import _covered
+
+    gaps = [((0, 1), (0, 2), (0, 4)), ((0, 1), (0, 2), (6, 10))]    # rows 4 and 5 never read
+    assert _covered(gaps) == 1 * 2 * 8
+    overlap = [((0, 1), (0, 6)), ((0, 1), (4, 10))]                   # a two-column halo
+    assert _covered(overlap) == 10
+    assert PatternCost(0, 0, computed=12, intermediate=_covered(overlap), tiles=2).halo_overhead == pytest.approx(0.2)
+    assert PatternCost(0, 0, computed=16, intermediate=_covered(gaps), tiles=2).halo_overhead == 0.0

@@ -49,7 +49,7 @@ class PatternCost:
     computed: int
     """Elements of the intermediate tensors computed over all tiles (halos counted as often as computed)."""
     intermediate: int
-    """Elements of the intermediate tensors (each computed once without halos)."""
+    """Elements of the intermediate tensors that some tile computes (a strided consumer may skip some)."""
     tiles: int
 
     @property
@@ -59,11 +59,29 @@ class PatternCost:
     @property
     def halo_overhead(self) -> float:
         """The fraction of intermediate elements computed more than once (0 when tiles do not overlap)."""
-        return self.computed / self.intermediate - 1.0 if self.intermediate else 0.0
+        return max(0.0, self.computed / self.intermediate - 1.0) if self.intermediate else 0.0
 
 
 def _box_bytes(box: Box | None, element_bytes: int) -> int:
     return math.prod(box_shape(box)) * element_bytes if box is not None else 0
+
+
+def _covered(boxes: list[Box]) -> int:
+    """Elements in the union of ``boxes``, taken as the product of each axis's covered length.
+
+    A pattern's boxes come from a grid of output tiles, and each axis of an
+    input box follows one axis of the output, so they form a grid too and the
+    union is that product.
+    """
+    total = 1
+    for axis in range(len(boxes[0])):
+        covered, end = 0, None
+        for start, stop in sorted({box[axis] for box in boxes}):
+            begin = start if end is None else max(start, end)
+            covered += max(0, stop - begin)
+            end = stop if end is None else max(end, stop)
+        total *= covered
+    return total
 
 
 def pattern_cost(pattern: FusedPattern, ctxt: NetworkContext, boxes: list[list[TileBoxes]]) -> PatternCost:
@@ -85,7 +103,7 @@ def pattern_cost(pattern: FusedPattern, ctxt: NetworkContext, boxes: list[list[T
             stored += sum(_box_bytes(out, output.dtype.size) for out, _ in tiles)
         else:
             computed += sum(math.prod(box_shape(out)) for out, _ in tiles)
-            intermediate += math.prod(output.shape)
+            intermediate += _covered([out for out, _ in tiles])
     return PatternCost(fetched, stored, computed, intermediate, len(boxes[-1]))
 
 
