@@ -261,7 +261,16 @@ class TilerDeployerWrapper(DeployerWrapper):
                                        dict(tilingSolution.info))
             self.compilation.results[TilingState] = TilingState(times=state.times)
             self.compilation.results[TilingSolution] = layerwise
-            self._place(layerwise, None)
+            try:
+                self._place(layerwise, None)
+            except TilingInfeasibleError as layerwise_error:
+                # Both too big: name the smaller need, the fused one (no home storage for its intermediates),
+                # which is what the default compile gets once the level has that size.
+                fused_need = error.needed_bytes if isinstance(error, TilingInfeasibleError) else None
+                if fused_need is not None and (layerwise_error.needed_bytes is None
+                                               or fused_need <= layerwise_error.needed_bytes):
+                    raise error from None
+                raise
 
     def _place(self, tilingSolution: TilingSolution, memoryMap: dict[str, Any] | None) -> None:
         """Build the solution's tiles, place them in the compute level and check every level's capacity."""
