@@ -41,8 +41,9 @@ def make_memory_level(deployer: Any, l1: int | None = None, l2: int | None = Non
 
     from deeploy_pulp_cluster.hierarchy import cluster_hierarchy
 
+    # Only a double-buffered L3 hop needs the level: a --memory-hierarchy file without L3 keeps the default.
     return MemoryLevelDeployerWrapper(deployer, cluster_hierarchy(), {"L1": l1, "L2": l2, "L3": l3},
-                                      {"L3": l3_buffering})
+                                      {"L3": l3_buffering} if l3_buffering != DEFAULT_L3_BUFFERING else {})
 
 
 @hookimpl
