@@ -488,11 +488,16 @@ int main(void) {
 """
 
 
+def printed_stats(tmp_path: Path, program: str) -> dict:
+    """The statistics a test program prints last (pulp_print_stats), after it ran successfully."""
+    proc = build_and_run(tmp_path, program)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
 def test_l3_transfers_have_their_own_engine(tmp_path: Path) -> None:
     """A full cluster DMA queue does not stop the L3 controller, whose ids carry PULP_L3_DMA_ID_BIT; bytes per link."""
-    proc = build_and_run(tmp_path, L3_ENGINE)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    stats = json.loads(proc.stdout.splitlines()[-1])
+    stats = printed_stats(tmp_path, L3_ENGINE)
     assert stats["dma_bytes"] == {"L2->L1": 4 * 4096, "L3->L2": 1000, "L2->L3": 16}
     assert stats["dma_transfers"] == {"L2->L1": 4096, "L3->L2": 1, "L2->L3": 1}
 
@@ -516,9 +521,7 @@ int main(void) {
 
 
 def test_overlapped_bytes_count_transfers_in_flight_while_cores_compute(tmp_path: Path) -> None:
-    proc = build_and_run(tmp_path, OVERLAP)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    stats = json.loads(proc.stdout.splitlines()[-1])
+    stats = printed_stats(tmp_path, OVERLAP)
     assert stats["dma_bytes"] == {"L2->L1": 64, "L3->L2": 500}
     assert stats["dma_overlapped_bytes"] == {"L2->L1": 64, "L3->L2": 300}
 
