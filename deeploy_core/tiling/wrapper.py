@@ -251,6 +251,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         self.compilation.results[TilingSolution] = tilingSolution
         try:
             self._place(tilingSolution, memoryMap)
+            if memoryMap is None:
+                self._unfuse_staged_patterns()
         except DeeployError as error:
             if not tilingSolution.patterns or memoryMap is not None:
                 raise
@@ -271,6 +273,30 @@ class TilerDeployerWrapper(DeployerWrapper):
                                                or fused_need <= layerwise_error.needed_bytes):
                     raise error from None
                 raise
+
+    def _unfuse_staged_patterns(self) -> None:
+        """Tile layer by layer the patterns that stage a tensor beyond home when that hop is double-buffered.
+
+        A fused loop takes both hops of a staged tensor at once (single
+        buffering of the outer hop); the user's double buffering of that hop
+        wins over fusing those layers.  Unfusing changes the home arena, and
+        with it what moves beyond home, so this repeats until no pattern
+        stages anything (patterns only disappear, so it ends).
+        """
+        while True:
+            outer = self.compilation.results.get(OuterLevelPlacement)
+            solution = self.compilation.results[TilingSolution]
+            if outer is None or outer.buffering != "double" or not solution.patterns:
+                return
+            staged = {entry.layers for entry in solution.patterns if set(entry.layers) & set(outer.staging)}
+            if not staged:
+                return
+            kept = tuple(entry for entry in solution.patterns if entry.layers not in staged)
+            unfused = TilingSolution(solution.layers, solution.strategy, solution.buffering, dict(solution.info),
+                                     patterns=kept)
+            self.compilation.results[TilingState] = TilingState(times=self.state.times)
+            self.compilation.results[TilingSolution] = unfused
+            self._place(unfused, None)
 
     def _place(self, tilingSolution: TilingSolution, memoryMap: dict[str, Any] | None) -> None:
         """Build the solution's tiles, place them in the compute level and check every level's capacity."""

@@ -97,6 +97,9 @@ def test_network_runs_with_an_l2_of_128_kib(peer: PeerTest, l3_buffering: str, c
         assert report["level_peaks"]["L3"] > 0 and report["traffic"]["L3->L2"] > 0
     if "outer_level" not in report:
         assert report["traffic"]["L3->L2"] == report["traffic"]["L2->L3"] == 0 == report["level_peaks"]["L3"]
+    if l3_buffering == "double":  # a fused loop takes both hops at once: patterns that stage are tiled layer-wise
+        staged = {layer["key"] for layer in report["tiling"]["layers"] if layer.get("staging")}
+        assert not staged & {key for pattern in report["tiling"]["patterns"] for key in pattern["keys"]}
 
 
 @pytest.mark.skipif(not MLPERF, reason="../shared/bench/deeploy-mlperf is missing")
