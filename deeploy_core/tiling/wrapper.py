@@ -41,21 +41,21 @@ from deeploy_core.mapping import Layer
 from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.midend.memory_plan import MemoryPlan, align_up, plan_arena
 from deeploy_core.platform import Platform
-from deeploy_core.tiling.codegen import LayerLayout, bytes_moved, resident_inputs, table_columns
+from deeploy_core.tiling.codegen import LayerLayout, bytes_moved
 from deeploy_core.tiling.constraints import tile_constraint_of
 from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory, solve_tiling
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
-from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer, split_summary
+from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer
 from deeploy_core.tiling.fusion.boxes import pattern_entry
 from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes, intermediate_tensors
-from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.fusion.planner import FusionPlanner
 from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level, report_outer_level
+from deeploy_core.tiling.report_entries import buffer_entry, cluster_entry
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
-from deeploy_core.tiling.tiles import TiledLayer, box_shape, build_tiles, scratch_bytes
+from deeploy_core.tiling.tiles import TiledLayer, build_tiles, scratch_bytes
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
 from deeploy_core.tiling.verification import check_tiles
 from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
@@ -504,24 +504,10 @@ class TilerDeployerWrapper(DeployerWrapper):
         """Replace the tiles of every fused pattern's layers by the pattern's (one tile loop for the chain)."""
         state = self.state
         state.patterns, state.pattern_costs = [], {}
-        if not solution.patterns:
-            return
-        planner = self._planner([])
-        by_name = {layer.c_name: layer for layer in self.tiled_candidates()}
-        position = {tiled.layer.c_name: index for index, tiled in enumerate(tiled_layers)}
-        for entry in solution.patterns:
-            if any(name not in by_name for name in entry.layers):
-                raise DeeployError(f"the tiling solution fuses unknown layers {list(entry.layers)}")
-            pattern = FusedPattern((by_name[entry.layers[0]],))
-            for name in entry.layers[1:]:
-                link = planner.link(pattern.layers[-1], by_name[name])
-                if link is None:
-                    raise DeeployError(f"the tiling solution fuses layers {list(entry.layers)}, which cannot share a pattern")
-                pattern = pattern.merged(FusedPattern((by_name[name],)), link)
-            for tiled in planner.tiled_layers(pattern, entry.tile):
-                tiled_layers[position[tiled.layer.c_name]] = tiled
-            state.patterns.append(pattern)
-            state.pattern_costs[pattern.key] = planner.cost(pattern, entry.tile)
+        if solution.patterns:
+            for pattern, cost in self._planner([]).apply(solution.patterns, tiled_layers, self.tiled_candidates()):
+                state.patterns.append(pattern)
+                state.pattern_costs[pattern.key] = cost
 
     def testTilingSolutionCorrectness(self, tiled_layers: list[TiledLayer]) -> None:
         """Every output element is written by exactly one tile (fused intermediates: what their consumer reads);
@@ -643,7 +629,7 @@ class TilerDeployerWrapper(DeployerWrapper):
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
                            "table_bytes": layout.table_bytes, "scratch_bytes": layout.scratch_bytes,
                            "buffering": self.buffering,
-                           "buffers": self._buffer_entry(layout), **self._cluster_entry(tiled)})
+                           "buffers": buffer_entry(layout), **self._cluster_entry(tiled)})
         return {
             "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,
             "compute_level": self.compute_level,
@@ -655,27 +641,10 @@ class TilerDeployerWrapper(DeployerWrapper):
             "patterns": [pattern_entry(pattern, state.pattern_costs[pattern.key]) for pattern in state.patterns],
         }
 
-    @staticmethod
-    def _buffer_entry(layout: LayerLayout) -> dict[str, dict[str, int]]:
-        """Per tile buffer: how many slots it has (2 for a streamed tensor when double buffering) and bytes per slot."""
-        entry: dict[str, dict[str, int]] = {}
-        for index, (_, size) in sorted(layout.inputs.items()):
-            if index not in layout.local_inputs:  # a fused intermediate is its producer's buffer
-                entry[f"in{index}"] = {"slots": 1 if index in layout.resident else layout.slots, "slot_bytes": size}
-        for index, (_, size) in sorted(layout.outputs.items()):
-            entry[f"out{index}"] = {"slots": 1 if index in layout.local_outputs else layout.slots, "slot_bytes": size}
-        return entry
-
     def _cluster_entry(self, tiled: TiledLayer) -> dict[str, Any]:
-        """Per-core work of a layer on a cluster (MACs, or output elements), predicted from its shares."""
+        """Per-core work of a layer on a cluster (:func:`~deeploy_core.tiling.report_entries.cluster_entry`)."""
         split = self.state.splits.get(tiled.layer.c_name)
-        if self.parallelism is None or split is None:
-            return {}
-        cores = self.parallelism.cores
-        work = [0] * cores
-        for tile in tiled.tiles:
-            work = [a + b for a, b in zip(work, split.tile_work(tiled, tile, cores))]
-        return {"cluster": {**split_summary(split, cores), "work": work}}
+        return cluster_entry(tiled, split, self.parallelism.cores) if self.parallelism is not None else {}
 
     def _layer_offsets(self, layer_name: str) -> dict[str, int]:
         prefix = f"{layer_name}/"

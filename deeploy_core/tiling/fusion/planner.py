@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.mapping import Layer
 from deeploy_core.tiling.cp_model import LayerModel, solve_tiling
@@ -24,6 +25,7 @@ from deeploy_core.tiling.fusion.model import pattern_model
 from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.fusion.transformation import FuseAdjacentPatterns, PatternGraph, Verdict
 from deeploy_core.tiling.geometry import TileConstraint
+from deeploy_core.tiling.solution import PatternTiling
 from deeploy_core.tiling.tiles import TiledLayer, box_shape, tiles_from_boxes
 
 MAX_PATTERN_LAYERS = 6
@@ -106,6 +108,27 @@ class FusionPlanner:
         if cost.halo_overhead > MAX_HALO_OVERHEAD:
             return None
         return Verdict(merged, tile, cost)
+
+    def apply(self, entries: Sequence[PatternTiling], tiled_layers: list[TiledLayer], candidates: Sequence[Layer]
+              ) -> list[tuple[FusedPattern, PatternCost]]:
+        """A solution's patterns (solved now or read back with --tiling-from), checked and built: each pattern's
+        layers get its tiles in ``tiled_layers`` (in place); returns the patterns with their costs."""
+        by_name = {layer.c_name: layer for layer in candidates}
+        position = {tiled.layer.c_name: index for index, tiled in enumerate(tiled_layers)}
+        built = []
+        for entry in entries:
+            if any(name not in by_name for name in entry.layers):
+                raise DeeployError(f"the tiling solution fuses unknown layers {list(entry.layers)}")
+            pattern = FusedPattern((by_name[entry.layers[0]],))
+            for name in entry.layers[1:]:
+                link = self.link(pattern.layers[-1], by_name[name])
+                if link is None:
+                    raise DeeployError(f"the tiling solution fuses layers {list(entry.layers)}, which cannot share a pattern")
+                pattern = pattern.merged(FusedPattern((by_name[name],)), link)
+            for tiled in self.tiled_layers(pattern, entry.tile):
+                tiled_layers[position[tiled.layer.c_name]] = tiled
+            built.append((pattern, self.cost(pattern, entry.tile)))
+        return built
 
     def tiled_layers(self, pattern: FusedPattern, tile: dict[int, int]) -> list[TiledLayer]:
         """Tiles and kernel variants of every layer of ``pattern``: all layers have one tile per pattern tile."""
