@@ -431,7 +431,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         return FusionPlanner(self.ctxt, layers, {model.name: model for model in models},
                              {layer.c_name: self.constraint_of(layer) for layer in layers},
                              {t.name for t in self.compilation.graph.outputs}, BUFFERING_SLOTS[self.buffering],
-                             self.seed, self.time_limit)
+                             self.seed, self.time_limit, self.compilation.layers)
 
     def _replan_arena(self) -> None:
         """Plan the home arena again for the fused patterns' lifetimes (:mod:`deeploy_core.tiling.fusion.lifetimes`)."""

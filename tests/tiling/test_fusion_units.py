@@ -132,3 +132,32 @@ def test_halo_overhead_counts_only_elements_some_tile_computes() -> None:
     assert _covered(overlap) == 10
     assert PatternCost(0, 0, computed=12, intermediate=_covered(overlap), tiles=2).halo_overhead == pytest.approx(0.2)
     assert PatternCost(0, 0, computed=16, intermediate=_covered(gaps), tiles=2).halo_overhead == 0.0
+
+
+def test_a_tensor_a_view_also_reads_is_not_fused_away(tmp_path) -> None:
+    """relu reads conv's output, and so does a Reshape (a view, which the tiler does not tile): fusing conv -> relu
+    would leave the view without the home copy it points into, so the two stay apart."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from deeploy_core.api import CompileOptions, compile_model
+    from deeploy_core.plugins import PluginHost
+
+    generic_c = pytest.importorskip("deeploy_generic_c.plugin", reason="the generic C platform plugin is not installed")
+    weights = numpy_helper.from_array(np.full((4, 2, 3, 3), 0.1, dtype=np.float32), "w")
+    shape = numpy_helper.from_array(np.array([1, -1], dtype=np.int64), "shape")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Reshape", ["c", "shape"], ["flat"], name="view")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 16, 16])],
+                              [helper.make_tensor_value_info("r", TensorProto.FLOAT, [1, 4, 16, 16]),
+                               helper.make_tensor_value_info("flat", TensorProto.FLOAT, [1, 1024])],
+                              initializer=[weights, shape])
+    model = tmp_path / "view.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    host = PluginHost()
+    host.add_plugin(generic_c, name="generic-c")
+    _, generated = compile_model(model, CompileOptions(platform="generic-c", level_sizes={"L1": 64000}), host)
+    assert [layer["op"] for layer in generated.report["layers"]][:2] == ["Conv", "Relu"]
+    assert generated.report["tiling"]["patterns"] == []

@@ -46,10 +46,12 @@ class FusionPlanner:
     slots: int
     seed: int = 0
     time_limit: float = 10.0
+    every_layer: Sequence[Layer] = ()
+    """All layers of the network, views included (default: ``layers``): a view reading a tensor is a reader too."""
     _readers: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        for layer in self.layers:
+        for layer in self.every_layer or self.layers:
             self._readers.update({t.name for t in layer.node.inputs if t.name})
 
     def plan(self, layer_tiles: dict[str, dict[int, int]]) -> list[tuple[FusedPattern, dict[int, int]]]:
