@@ -279,9 +279,11 @@ class TilerDeployerWrapper(DeployerWrapper):
 
         A fused loop takes both hops of a staged tensor at once (single
         buffering of the outer hop); the user's double buffering of that hop
-        wins over fusing those layers.  Unfusing changes the home arena, and
-        with it what moves beyond home, so this repeats until no pattern
-        stages anything (patterns only disappear, so it ends).
+        wins over fusing those layers, as long as the home level can hold the
+        second staging slots: otherwise the patterns stay fused, single
+        buffered on that hop, and a warning says so.  Unfusing changes the
+        home arena, and with it what moves beyond home, so this repeats until
+        no pattern stages anything (patterns only disappear, so it ends).
         """
         while True:
             outer = self.compilation.results.get(OuterLevelPlacement)
@@ -294,9 +296,19 @@ class TilerDeployerWrapper(DeployerWrapper):
             kept = tuple(entry for entry in solution.patterns if entry.layers not in staged)
             unfused = TilingSolution(solution.layers, solution.strategy, solution.buffering, dict(solution.info),
                                      patterns=kept)
-            self.compilation.results[TilingState] = TilingState(times=self.state.times)
+            times = self.state.times
+            self.compilation.results[TilingState] = TilingState(times=times)
             self.compilation.results[TilingSolution] = unfused
-            self._place(unfused, None)
+            try:
+                self._place(unfused, None)
+            except TilingInfeasibleError as error:
+                self.compilation.warnings.append(
+                    f"{outer.level} double buffering: {len(staged)} fused pattern(s) keep single buffering of the "
+                    f"{outer.level} hop, since tiling their layers alone does not fit ({error})")
+                self.compilation.results[TilingState] = TilingState(times=times)
+                self.compilation.results[TilingSolution] = solution
+                self._place(solution, None)
+                return
 
     def _place(self, tilingSolution: TilingSolution, memoryMap: dict[str, Any] | None) -> None:
         """Build the solution's tiles, place them in the compute level and check every level's capacity."""

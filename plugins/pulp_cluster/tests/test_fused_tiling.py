@@ -168,3 +168,22 @@ def _outputs(report: dict, layer_names: list[str]) -> list[str]:
     """The output tensor names of the named layers (report.json's ``layers``)."""
     by_name = {layer["node"]: layer for layer in report["layers"]}
     return [output["name"] for name in layer_names for output in by_name[name]["outputs"]]
+
+
+def test_double_buffered_l3_unfuses_staging_patterns_only_where_the_layers_fit(cluster_host: PluginHost,
+                                                                               tmp_path: Path) -> None:
+    """The example CNN at an L2 of 64 KiB stages tensors through L2: its layers alone would need more L2 for the
+    second staging slots, so its patterns stay fused (single buffered on the L3 hop) and a warning says so."""
+    import subprocess
+    import sys
+
+    model = tmp_path / "cnn.onnx"
+    subprocess.run([sys.executable, str(Path(__file__).parents[3] / "examples" / "make_tiny_cnn.py"), str(model)],
+                   check=True, capture_output=True)
+    _, generated = compile_model(model, CompileOptions(platform="pulp-cluster", level_sizes={"L2": 65536},
+                                                       options={"l3_buffering": "double"}), cluster_host)
+    report = generated.report
+    assert report["outer_level"]["buffering"] == "double" and report["tiling"]["patterns"]
+    warnings = [w for w in report["warnings"] if w.startswith("L3 double buffering: ")]
+    assert len(warnings) == 1 and "keep single buffering of the L3 hop" in warnings[0]
+    assert "L2 needs at least" in warnings[0]
