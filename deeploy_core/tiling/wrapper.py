@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 import onnx_graphsurgeon as gs
@@ -240,8 +241,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         """Tile every layer: solve (or take ``tilingSolution``), build tiles, place them (or take ``memoryMap``)."""
         if (tilingSolution is None) != (memoryMap is None):
             raise DeeployError("tile() takes a tiling solution and a memory map together, or neither")
-        state = TilingState()
-        self.compilation.results[TilingState] = state
+        self.compilation.results[TilingState] = TilingState()
         if tilingSolution is None:
             tilingSolution = self.computeTilingSolution()
         elif tilingSolution.buffering != self.buffering:
@@ -259,12 +259,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             # A fused pattern the model let through can still fail where its layers alone fit (a kernel refusing a
             # halo tile's shape, the longer lifetimes overflowing the home level): tile layer by layer, and say so.
             self.compilation.warnings.append(f"fused tiling given up, every layer tiled alone: {error}")
-            layerwise = TilingSolution(tilingSolution.layers, tilingSolution.strategy, tilingSolution.buffering,
-                                       dict(tilingSolution.info))
-            self.compilation.results[TilingState] = TilingState(times=state.times)
-            self.compilation.results[TilingSolution] = layerwise
             try:
-                self._place(layerwise, None)
+                self._retile(replace(tilingSolution, patterns=()))
             except TilingInfeasibleError as layerwise_error:
                 # Both too big: name the smaller need, the fused one (no home storage for its intermediates),
                 # which is what the default compile gets once the level has that size.
@@ -294,21 +290,20 @@ class TilerDeployerWrapper(DeployerWrapper):
             if not staged:
                 return
             kept = tuple(entry for entry in solution.patterns if entry.layers not in staged)
-            unfused = TilingSolution(solution.layers, solution.strategy, solution.buffering, dict(solution.info),
-                                     patterns=kept)
-            times = self.state.times
-            self.compilation.results[TilingState] = TilingState(times=times)
-            self.compilation.results[TilingSolution] = unfused
             try:
-                self._place(unfused, None)
+                self._retile(replace(solution, patterns=kept))
             except TilingInfeasibleError as error:
                 self.compilation.warnings.append(
                     f"{outer.level} double buffering: {len(staged)} fused pattern(s) keep single buffering of the "
                     f"{outer.level} hop, since tiling their layers alone does not fit ({error})")
-                self.compilation.results[TilingState] = TilingState(times=times)
-                self.compilation.results[TilingSolution] = solution
-                self._place(solution, None)
+                self._retile(solution)
                 return
+
+    def _retile(self, solution: TilingSolution) -> None:
+        """Start the tiling state afresh (keeping the time spent so far) and tile with ``solution``."""
+        self.compilation.results[TilingState] = TilingState(times=self.state.times)
+        self.compilation.results[TilingSolution] = solution
+        self._place(solution, None)
 
     def _place(self, tilingSolution: TilingSolution, memoryMap: dict[str, Any] | None) -> None:
         """Build the solution's tiles, place them in the compute level and check every level's capacity."""
