@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
-from deeploy_core.tiling.codegen import MAX_RANK, LayerLayout, _cluster_kernel, _kernel_block, table_columns, table_rows
+from deeploy_core.tiling.codegen import (MAX_RANK, LayerLayout, _cluster_kernel, _kernel_block, forked_task, table_columns,
+                                         table_rows)
 from deeploy_core.tiling.staging import LayerStaging, box_copy, fetch_hops, store_hops, synchronous_fetch
 from deeploy_core.tiling.tiles import TiledLayer, Variant, tile_input_name, tile_output_name, tile_scratch_name
 from deeploy_core.tiling.transfers import TransferPrimitives
@@ -136,10 +137,7 @@ def emit_staged_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayo
                          [line for block in compute for line in block.splitlines()], waits, parallel)
     if parallel is None:
         return "\n".join(["{", *[f"    {line}" for line in schedule], "}"]), definitions
-    task = f"{prefix}_task"
-    definitions.append(f"static void {task}(void *dc_arg) {{\n    (void)dc_arg;\n"
-                       + "\n".join(f"    {line}" if line else "" for line in schedule) + "\n}")
-    return parallel.fork.format(task=task), definitions
+    return forked_task(schedule, prefix, parallel, definitions), definitions
 
 
 def _check_rank(tiled: TiledLayer, shape: tuple[int, ...]) -> None:
