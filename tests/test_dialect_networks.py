@@ -82,39 +82,40 @@ class Network:
     big_layers: tuple[str, ...]
 
 
-def _tokens(rng: np.random.Generator) -> np.ndarray:
-    return rng.integers(-100, 101, (TOKENS, DIMS)).astype(np.int8)
+def _tokens(rng: np.random.Generator, tokens: int = TOKENS, dims: int = DIMS) -> np.ndarray:
+    return rng.integers(-100, 101, (tokens, dims)).astype(np.int8)
 
 
 # -- 1. an embedding-free ViT/CCT block ----------------------------------------------------------------------------
 
-def vit_block(softmax: str) -> Network:
+def vit_block(softmax: str, tokens: int = TOKENS, dims: int = DIMS, hidden_width: int = HIDDEN) -> Network:
     """iLayerNorm → Q, K, V → Q·Kᵀ → ITAMax or ITAPartialMax → ·V → residual → iLayerNorm → iGELU MLP → residual → mean.
 
-    One head of 16 tokens × 32 dims; the MLP widens to 64.  The ITAMax variant writes every requantised linear
-    layer as MatMul/Gemm + RequantShift and the activation as iGELU + RequantShift (which the platform fuses), the
-    ITAPartialMax variant as Deeploy's fused RQMatMul/RQGemm and RequantizediGELU nodes.  The block ends as CCT's
-    sequence pooling does, with an IntegerMean over the tokens.
+    One head of 16 tokens × 32 dims here; the MLP widens to 64 (the sizes are arguments so that
+    ``tests/test_build_matrix.py`` builds the same block at CCT's full size: 64 tokens × 128 dims, MLP 512).  The
+    ITAMax variant writes every requantised linear layer as MatMul/Gemm + RequantShift and the activation as iGELU +
+    RequantShift (which the platform fuses), the ITAPartialMax variant as Deeploy's fused RQMatMul/RQGemm and
+    RequantizediGELU nodes.  The block ends as CCT's sequence pooling does, with an IntegerMean over the tokens.
     """
     rng = np.random.default_rng(19)
     fused = softmax == "ITAPartialMax"
     c = Composer(f"vit_block_{softmax}")
-    x = c.input("x", _tokens(rng))
+    x = c.input("x", _tokens(rng, tokens, dims))
     normed = i_layer_norm(c, x, "ln1", rng)
-    q, k, v = ((rq_projection if fused else projection)(c, normed, DIMS, name, rng) for name in ("q", "k", "v"))
+    q, k, v = ((rq_projection if fused else projection)(c, normed, dims, name, rng) for name in ("q", "k", "v"))
     kt = c.apply("Transpose", [k], "kt", lambda a: a.T, perm=[1, 0])
     scores = (rq_matmul if fused else matmul_requant)(c, q, kt, "scores")
     probabilities = ita_partial_max(c, scores, "attention", group_width=4) if fused else ita_max(c, scores, "attention")
     context = (rq_matmul if fused else matmul_requant)(c, probabilities, v, "context")
     residual = add_requant(c, x, context, "residual1")
     normed2 = i_layer_norm(c, residual, "ln2", rng)
-    hidden = (rq_gemm if fused else gemm_requant)(c, normed2, HIDDEN, "fc1", rng)
+    hidden = (rq_gemm if fused else gemm_requant)(c, normed2, hidden_width, "fc1", rng)
     activated = requantized_i_gelu(c, hidden, "gelu_rq") if fused else \
         c.requant_shift(i_gelu(c, hidden, "gelu"), "gelu_rq")
-    down = (rq_gemm if fused else gemm_requant)(c, activated, DIMS, "fc2", rng)
+    down = (rq_gemm if fused else gemm_requant)(c, activated, dims, "fc2", rng)
     out = add_requant(c, residual, down, "residual2")
-    sequence = c.apply("Reshape", [out, c.shape("sequence_shape", [1, TOKENS, DIMS])], "sequence",
-                       lambda a, _: a.reshape(1, TOKENS, DIMS))
+    sequence = c.apply("Reshape", [out, c.shape("sequence_shape", [1, tokens, dims])], "sequence",
+                       lambda a, _: a.reshape(1, tokens, dims))
     c.apply("IntegerMean", [sequence], "pooled", lambda a: integer_mean(a, (1,), False), axes=[1], keepdims=0)
     big = ("q", "fc1", "fc2") if fused else ("q_acc", "fc1_acc", "fc2_acc")
     return Network(c, ["pooled", "attention", "gelu_rq"], big)
