@@ -143,6 +143,16 @@ class NetworkApi:
         return self._macro("ARENA_ALIGNMENT")
 
     @property
+    def arena_union_tag(self) -> str:
+        """The tag of the arena's union of element arrays (``Network.h`` defines it with ``--arena user``)."""
+        return f"{self.mangler_prefix}_arena_elements"
+
+    @property
+    def arena_type(self) -> str:
+        """The type a caller declares its arena with (``--arena user``): the union, under the API's prefix."""
+        return self._global("arena_t")
+
+    @property
     def header_guard(self) -> str:
         return f"{self.prefix}_NETWORK_H" if self.prefix else "DC_NETWORK_H"
 
@@ -194,10 +204,10 @@ def default_name_shim(api: NetworkApi) -> list[str]:
     lines = ["/* The network was compiled with --prefix/--arena: the default names used below, mapped onto its API. */",
              *default_name_macros(api)]
     if api.user_arena:
-        # Over-allocated and aligned by hand: C99 has no alignment specifier.
+        # Over-allocated and aligned by hand (C99 has no alignment specifier), in the network's arena type.
         lines += [
             "#include <stdint.h>",
-            f"static unsigned char dc_shim_arena[{api.arena_bytes} + {api.arena_alignment}];",
+            f"static {api.arena_type} dc_shim_arena[1 + {api.arena_alignment} / sizeof({api.arena_type})];",
             f"#define InitNetwork() if ({api.init}((void *)(((uintptr_t)dc_shim_arena + {api.arena_alignment} - 1)"
             f" / {api.arena_alignment} * {api.arena_alignment})) != 0) {{ fprintf(stderr, \"InitNetwork refused the "
             f"arena\\n\"); return 2; }}",

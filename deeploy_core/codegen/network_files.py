@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
+from deeploy_core.codegen.arena_views import typed_address, union_definition, union_members
+from deeploy_core.codegen.c_linkage import C_LINKAGE_CLOSE, C_LINKAGE_OPEN
 from deeploy_core.codegen.execution_block import ExecutionBlock
 from deeploy_core.codegen.weight_literals import bit_pattern_rows, bits_c_type, has_bit_patterns, integer_rows
 from deeploy_core.errors import DeeployError
@@ -41,14 +43,23 @@ class NetworkSources:
     files: dict[str, str]
 
 
-ARENA_BASE_VARIABLE = (
-    "/* Buffers are addressed from a pointer that InitNetwork sets, not from the arena's own address: */",
-    "/* gcc 12 -O2 (IVOPTs) rewrote loops reading int8 and writing float32 at two offsets of one static array */",
-    "/* into addresses with no base object and dropped the stores; one run-time base costs a load per layer. */",
-    "static uint8_t *dc_arena_base;",
-    "#define DC_ARENA_BASE dc_arena_base",
-)
-"""The arena base as a variable (see the comment it carries into the generated C)."""
+ARENA_VIEW = "dc_arena_view"
+"""The ``Network.c`` variable pointing at the arena as a union of element arrays (:mod:`.arena_views`)."""
+
+def arena_view_lines(union_tag: str) -> list[str]:
+    """The arena view and the byte-address macro the staging code uses (see the comment it carries into the C)."""
+    return [
+        "/* The arena seen as arrays of every element type: each tensor below points at an element of its own type */",
+        "/* (ISO C effective types), from a pointer variable of its own that InitNetwork sets (docs/correctness.rst). */",
+        f"static union {union_tag} *{ARENA_VIEW};",
+        f"#define DC_ARENA_BASE ({ARENA_VIEW}->u8)",
+    ]
+
+
+POINTER_SUFFIX = "__at"
+"""Suffix of the pointer variable of a constant copied at run time ("__" never occurs in a mangled name, so the
+variable cannot meet another buffer's name; the weights file keeps the constant's own name for its source data)."""
+
 
 def _shape_comment(buffer: Buffer) -> str:
     return f"{buffer.dtype} [{', '.join(map(str, buffer.shape))}]"
@@ -101,30 +112,58 @@ def _constant_sources(ctxt: NetworkContext, constants: dict[str, int], placement
     return [f"static const void *const dc_constant_sources[{len(names)}] = {{{', '.join(names)}}};", ""]
 
 
-def _pointer_definition(buffer: Buffer, ctxt: NetworkContext, constants: dict[str, int],
-                        placement: StaticPlacement = STATIC_ARRAYS) -> str:
+@dataclass(frozen=True)
+class BufferPointer:
+    """How ``Network.c`` names one tensor: file-scope lines, and the statement ``InitNetwork`` sets it with (if any).
+
+    A tensor in memory the network lays out at run time (the arena, an outer level, a constant's run-time copy)
+    is a pointer variable of its own (:mod:`deeploy_core.codegen.arena_views` says why); a constant read where
+    the weights file put it stays a macro naming that array.
+    """
+
+    declaration: str
+    assignment: str | None = None
+
+
+def _variable(name: str, c_type: str, address: str, const: bool = False) -> BufferPointer:
+    qualifier = "const " if const else ""
+    return BufferPointer(f"static {qualifier}{c_type} *{name};", f"{name} = {address};")
+
+
+def _copied_constant(buffer: Buffer, address: str) -> BufferPointer:
+    """A constant read from its run-time copy: its name becomes a pointer variable (the weights file keeps the
+    array under the name, as the copy's source)."""
+    variable = _variable(buffer.c_name + POINTER_SUFFIX, buffer.dtype.c_type, address, const=True)
+    return BufferPointer(f"#undef {buffer.c_name}\n#define {buffer.c_name} {buffer.c_name + POINTER_SUFFIX}\n"
+                         f"{variable.declaration}", variable.assignment)
+
+
+def buffer_pointer(buffer: Buffer, ctxt: NetworkContext, constants: dict[str, int],
+                   placement: StaticPlacement = STATIC_ARRAYS) -> BufferPointer:
+    """The C name of ``buffer`` (an alias of its storage at the storage's offset plus its view offset)."""
     storage = ctxt.storage_of(buffer.name)
     view = ctxt.view_offset(buffer.name)  # non-zero only for a slab view (contiguous Split)
     c_type = buffer.dtype.c_type
     outer = in_outer_level(storage, placement)
+    where = ""
     if outer:  # placed beyond the arena's level by the tiler: addressed from that level's base
         assert storage.memory_level is not None and storage.offset is not None, f"{storage.name!r} was not placed"
         where = f"{level_base_symbol(storage.memory_level)} + {storage.offset + view}"
     if storage.kind is BufferKind.CONSTANT:
         if outer and placement.constants_in_arena_level:  # copied into the outer level by InitNetwork
-            return f"#undef {buffer.c_name}\n#define {buffer.c_name} ((const {c_type} *)({where}))"
+            return _copied_constant(buffer, f"(const {c_type} *)({where})")
         if storage.name in constants:  # the copy in the arena replaces the weights file's name for the stored data
-            return (f"#undef {buffer.c_name}\n"
-                    f"#define {buffer.c_name} ((const {c_type} *)(DC_ARENA_BASE + {constants[storage.name] + view}))")
+            return _copied_constant(buffer, typed_address(ARENA_VIEW, c_type, constants[storage.name] + view))
         if view:
-            return f"#define {buffer.c_name} ((const {c_type} *)((const char *){storage.c_name} + {view}))"
-        return f"#define {buffer.c_name} ((const {c_type} *){storage.c_name})"
+            return BufferPointer(f"#define {buffer.c_name} ((const {c_type} *)((const char *){storage.c_name} + {view}))")
+        return BufferPointer(f"#define {buffer.c_name} ((const {c_type} *){storage.c_name})")
     if storage.offset is None and storage.memory_level is not None and not outer:
-        return (f"/* no home storage: it exists only as {storage.memory_level} tiles inside a fused tile loop */")
+        return BufferPointer(f"/* no home storage: it exists only as {storage.memory_level} tiles inside a fused "
+                             f"tile loop */")
     assert storage.offset is not None, f"buffer {storage.name!r} was not planned"
     if outer:
-        return f"#define {buffer.c_name} (({c_type} *)({where}))"
-    return f"#define {buffer.c_name} (({c_type} *)(DC_ARENA_BASE + {storage.offset + view}))"
+        return _variable(buffer.c_name, c_type, f"({c_type} *)({where})")
+    return _variable(buffer.c_name, c_type, typed_address(ARENA_VIEW, c_type, storage.offset + view))
 
 
 def _section_macro(macro: str, section: str | None) -> list[str]:
@@ -176,9 +215,11 @@ def emit_weights(ctxt: NetworkContext, api: NetworkApi = DEFAULT_API) -> tuple[s
             f"#ifndef {api.weights_guard}",
             f"#define {api.weights_guard}",
             "#include <stdint.h>",
+            *C_LINKAGE_OPEN,
             "",
             *declarations,
             "",
+            *C_LINKAGE_CLOSE,
             "#endif",
             "",
         ]
@@ -209,12 +250,16 @@ def emit_header(ctxt: NetworkContext, plan: MemoryPlan, network_name: str, api: 
     user_arena = [
         f"/* {api.init}'s arena: {api.arena_bytes} bytes at an address that is a multiple of this */",
         f"#define {api.arena_alignment} {plan.alignment}",
+        f"/* A type for that arena: {api.arena_bytes} bytes as arrays of every element type, so that each tensor is an */",
+        f"/* object of its own type (ISO C effective types). Declare one, aligned as above, and pass its address. */",
+        f"typedef union {api.arena_union_tag} {{ {union_members(plan.arena_bytes)} }} {api.arena_type};",
     ] if api.user_arena else []
     lines = [
         f"/* Generated by deeploy_core for network '{c_comment_text(network_name)}'. */",
         f"#ifndef {api.header_guard}",
         f"#define {api.header_guard}",
         "#include <stdint.h>",
+        *C_LINKAGE_OPEN,
         "",
         f"#define {api.num_inputs} {len(inputs)}",
         f"#define {api.num_outputs} {len(outputs)}",
@@ -231,6 +276,7 @@ def emit_header(ctxt: NetworkContext, plan: MemoryPlan, network_name: str, api: 
         f"{api.init_signature};",
         f"void {api.run}(void);",
         "",
+        *C_LINKAGE_CLOSE,
         "#endif",
         "",
     ]
@@ -254,13 +300,16 @@ def check_placement(api: NetworkApi, placement: StaticPlacement, platform: str) 
 
 
 def _arena_declaration(placement: StaticPlacement, api: NetworkApi, size: int) -> list[str]:
-    """The static arena (with its section attribute), or nothing when the platform or the caller provides it."""
+    """The arena's union type (unless ``Network.h`` has it) and the static arena (with its section attribute),
+    or no arena when the platform or the caller provides it."""
+    union = [] if api.user_arena else [union_definition(api.arena_union_tag, size)]
     if api.user_arena or not placement.arena_declaration:
-        return []
-    declaration = placement.arena_declaration.format(bytes=size)
+        return union
+    declaration = placement.arena_declaration.format(bytes=size, union=api.arena_union_tag)
     if api.arena_section is None:
-        return [declaration]
-    return [*_section_macro("DC_ARENA_SECTION", api.arena_section)[:-1], f"{declaration[:-1]} DC_ARENA_SECTION;"]
+        return [*union, declaration]
+    return [*union, *_section_macro("DC_ARENA_SECTION", api.arena_section)[:-1],
+            f"{declaration[:-1]} DC_ARENA_SECTION;"]
 
 
 STANDARD_HEADERS = frozenset({
@@ -297,6 +346,7 @@ def emit_source(
     outer_levels = _outer_levels_used(ctxt, placement)
     pointed = [buffer for buffer in ctxt if buffer.kind is not BufferKind.CONSTANT or buffer.name in constants
                or ctxt.storage_of(buffer.name) in outer_constants]
+    pointers = [(buffer, buffer_pointer(buffer, ctxt, constants, placement)) for buffer in pointed]
     level_bytes = max([plan.arena_bytes] + [constants[b.name] + b.size_bytes for b in ctxt.of_kind(BufferKind.CONSTANT)
                                             if b.name in constants])
     arena_words = max(1, -(-level_bytes // 8))
@@ -314,14 +364,14 @@ def emit_source(
         "",
         f"/* {where[0].upper() + where[1:]} for every activation: {plan.arena_bytes} bytes (lower bound {plan.lower_bound}). */",
         *_arena_declaration(placement, api, arena_words * 8),
-        *ARENA_BASE_VARIABLE,
+        *arena_view_lines(api.arena_union_tag),
         *[f"/* {level}: the tensors the arena's level could not hold (its base is set by {api.init}). */\n"
           f"static uint8_t *{level_base_symbol(level)};" for level, _ in outer_levels],
         *placement.definitions,
         "",
         *_constant_sources(ctxt, constants, placement),
-        *[f"/* {c_comment_text(buffer.name)}: {buffer.kind.value} {_shape_comment(buffer)} */\n"
-          f"{_pointer_definition(buffer, ctxt, constants, placement)}" for buffer in pointed],
+        *[f"/* {c_comment_text(buffer.name)}: {buffer.kind.value} {_shape_comment(buffer)} */\n{pointer.declaration}"
+          for buffer, pointer in pointers],
         "",
         f"void *{api.inputs}[{max(len(inputs), 1)}];",
         f"const uint32_t {api.inputs_bytes}[{max(len(inputs), 1)}] = {{{', '.join(str(b.size_bytes) for b in inputs) or '0'}}};",
@@ -337,12 +387,11 @@ def emit_source(
     if api.user_arena:
         lines.append(f"    if (arena == NULL || (uintptr_t)arena % {api.arena_alignment} != 0) return -1;")
     lines.extend(f"    {line}" for line in placement.init_lines)
-    if api.user_arena:
-        lines.append("    dc_arena_base = (uint8_t *)arena;")
-    else:
-        lines.append(f"    dc_arena_base = (uint8_t *)({placement.arena_base});")
+    arena = "arena" if api.user_arena else f"({placement.arena_base})"
+    lines.append(f"    {ARENA_VIEW} = (union {api.arena_union_tag} *){arena};")
     for level, base in outer_levels:
         lines.append(f"    {level_base_symbol(level)} = (uint8_t *)({base});")
+    lines.extend(f"    {pointer.assignment}" for _, pointer in pointers if pointer.assignment is not None)
     copied = [buffer for buffer in ctxt.of_kind(BufferKind.CONSTANT) if buffer.name in constants]
     for index, buffer in enumerate(copied):
         lines.append(f"    memcpy(DC_ARENA_BASE + {constants[buffer.name]}, dc_constant_sources[{index}], {buffer.size_bytes});")

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: The arena as a static, 8-byte aligned array (the default).
-STATIC_ARENA_DECLARATION = (
-    "static union {{ uint8_t bytes[{bytes}]; double align_double; int64_t align_int64; }} dc_arena;"
-)
+#: The arena as a static union of element arrays (the default; ``union`` is its tag, defined before it in
+#: ``Network.c``: :mod:`deeploy_core.codegen.arena_views`).
+STATIC_ARENA_DECLARATION = "static union {union} dc_arena;"
 
 
 @dataclass(frozen=True)
@@ -23,7 +22,8 @@ class StaticPlacement:
     """C templates placing the arena (and optionally the constants) in memory.
 
     ``arena_declaration`` is formatted with ``bytes`` (the arena size, plus the
-    constants' copies when they are placed after it, rounded up to 8); ``arena_base`` is a ``uint8_t *`` expression for its first byte.
+    constants' copies when they are placed after it, rounded up to 8) and ``union`` (the tag of the union of
+    element arrays of that size, already defined); ``arena_base`` is a ``uint8_t *`` expression for its first byte.
     With ``constants_in_arena_level`` every constant tensor is copied by
     ``InitNetwork`` into the same memory, right after the arena (each aligned to
     ``constant_alignment``), and the kernels read that copy (a constant placed in
@@ -33,7 +33,7 @@ class StaticPlacement:
     """
 
     arena_declaration: str = STATIC_ARENA_DECLARATION
-    arena_base: str = "dc_arena.bytes"
+    arena_base: str = "dc_arena.u8"
     constants_in_arena_level: bool = False
     constant_alignment: int = 16
     headers: tuple[str, ...] = ()

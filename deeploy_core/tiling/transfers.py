@@ -27,10 +27,11 @@ class TransferPrimitives:
     to_tile: str
     from_tile: str
     wait: str
-    level_declaration: str = (
-        "static union {{ uint8_t bytes[{bytes}]; double align_double; int64_t align_int64; }} {name};"
-    )
-    level_pointer: str = "{name}.bytes"
+    level_declaration: str = "static union {{ {members} }} {name};"
+    """The compute level as a static object, filled with ``bytes``, ``name`` and ``members`` (arrays of every
+    element type of that size, :func:`deeploy_core.codegen.arena_views.union_members`: a tile of any type is then an
+    object of its own type, as ISO C's effective-type rule asks); empty when the platform hands the level out."""
+    level_pointer: str = "{name}.u8"
 
 
 HOST_MEMCPY = TransferPrimitives(

@@ -35,6 +35,7 @@ from deeploy_core.allocation import (
 from deeploy_core.allocation.checked_solve import allocator_error, allocator_origin, solve_checked
 from deeploy_core.deployer.base import Deployer
 from deeploy_core.deployer.wrapper import DeployerWrapper
+from deeploy_core.codegen.arena_views import union_members
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import BufferKind, NetworkContext
 from deeploy_core.lowering.split_reductions import SplitReductions
@@ -172,7 +173,8 @@ class TilerDeployerWrapper(DeployerWrapper):
         compilation.code.headers.extend(transfers.headers)
         compilation.code.definitions.extend([
             f"/* The {level} scratch memory: every tiled layer's tiles, tables and scratch ({state.level_peak} bytes). */",
-            transfers.level_declaration.format(bytes=max(state.level_peak, 8), name=self._level_symbol()),
+            transfers.level_declaration.format(bytes=max(state.level_peak, 8), name=self._level_symbol(),
+                                                members=union_members(state.level_peak)),
         ])
         generated = self.inner.generate()
         report = generated.report

@@ -54,7 +54,10 @@ def test_constants_copied_into_the_arena_level_give_the_same_results(tiny_cnn: P
     generated, result = validate_model(tiny_cnn, options, host, repeats=2, cache_dir=runtime_cache)
     assert result.ok, [(c.name, c.max_abs_error) for c in result.comparisons]
     source = generated.files["Network.c"]
-    assert "static union { uint8_t bytes[" in source and "dc_arena_base = (uint8_t *)(level_base());" in source
+    assert "static union { uint8_t bytes[" in source
+    assert "dc_arena_view = (union dc_arena_elements *)(level_base());" in source, "tensors are seen in the level"
+    pointers = [line for line in source.splitlines() if line.strip().startswith("dc_w_") and "__at = &dc_arena_view->" in line]
+    assert len(pointers) >= 2, "each constant's run-time copy is read through a pointer variable of its own"
     copies = [line for line in source.splitlines() if line.strip().startswith("memcpy(DC_ARENA_BASE + ")]
     constants = generated.files["Network_weights.h"].count("extern const ")
     assert len(copies) == constants >= 2, "every constant is copied into the level once"
