@@ -65,18 +65,24 @@ class CrossTarget:
 WARNINGS: tuple[str, ...] = ("-Wall", "-Wextra", "-Werror")
 """The issue's warning set for the firmware build: any warning fails it."""
 
+CORTEX_M4_ARCH: tuple[str, ...] = ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
+"""The flags that select the Cortex-M4 and its FPU (shared with the emulated runs of emulated_targets.py)."""
+
 CORTEX_M4 = CrossTarget(
     name="cortex-m4",
     tool_prefix="arm-none-eabi-",
-    cflags=("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os", *WARNINGS),
+    cflags=(*CORTEX_M4_ARCH, "-Os", *WARNINGS),
     package="gcc-arm-none-eabi and libnewlib-arm-none-eabi",
 )
+
+RV32IMC_ARCH: tuple[str, ...] = ("-march=rv32imc", "-mabi=ilp32", "--specs=picolibc.specs")
+"""The flags that select rv32imc; picolibc supplies the C headers (stdint.h, math.h): Debian's
+riscv64-unknown-elf gcc has no libc of its own."""
 
 RV32IMC = CrossTarget(
     name="rv32imc",
     tool_prefix="riscv64-unknown-elf-",
-    # picolibc supplies the C headers (stdint.h, math.h); Debian's riscv64-unknown-elf gcc has no libc of its own.
-    cflags=("-march=rv32imc", "-mabi=ilp32", "--specs=picolibc.specs", "-Os", *WARNINGS),
+    cflags=(*RV32IMC_ARCH, "-Os", *WARNINGS),
     package="gcc-riscv64-unknown-elf and picolibc-riscv64-unknown-elf",
 )
 
