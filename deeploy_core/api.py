@@ -225,8 +225,8 @@ def validate_model(
     host: PluginHost,
     inputs_npz: Path | None = None,
     outputs_npz: Path | None = None,
-    atol: float = 1e-4,
-    rtol: float = 0.0,
+    atol: float | None = None,
+    rtol: float | None = None,
     repeats: int = 2,
     build_dir: Path | None = None,
     cache_dir: Path | None = None,
@@ -236,6 +236,10 @@ def validate_model(
     notice: Callable[[str], None] | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime.
+
+    Float outputs are judged by error relative to the reference's scale and by
+    cosine similarity unless ``atol`` or ``rtol`` is given (then element-wise
+    ``|a - e| <= atol + rtol * |e|``); see :mod:`deeploy_core.tolerance`.
 
     With ``inputs_npz``, inputs the options leave untyped may take the integer
     types Deeploy's rule reads off the arrays (see
@@ -265,8 +269,8 @@ def validate_with_data(
     host: PluginHost,
     inputs: dict[str, np.ndarray],
     expected: list[np.ndarray] | None = None,
-    atol: float = 1e-4,
-    rtol: float = 0.0,
+    atol: float | None = None,
+    rtol: float | None = None,
     repeats: int = 2,
     build_dir: Path | None = None,
     cache_dir: Path | None = None,

@@ -44,7 +44,7 @@ def compile_peer(tmp_path: Path, peer: PeerTest, platform: str, output: Path) ->
     """The peer with its inputs and golden outputs; on the cluster with the L2 its one-line diagnosis asks for,
     when the default 512 KiB cannot hold it (tensors do not live in L3 yet)."""
     arguments = ["--platform", platform, "--inputs", str(peer.inputs), "--outputs", str(peer.outputs),
-                 "--atol", "1e-4" if peer.is_float else "0"]
+                 *([] if peer.is_float else ["--atol", "0"])]  # float outputs by the default rule (scale, cosine)
     outcome = compile_folder(tmp_path, peer.model, output, *arguments)
     needed = L2_NEEDED.search(outcome.stderr)
     if platform == "pulp-cluster" and not outcome.ok and needed:

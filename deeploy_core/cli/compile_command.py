@@ -15,8 +15,8 @@ from deeploy_core.cli.output_folder import replace_folder
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.self_test_data import check_data_options, compile_with_data, self_test_options
 from deeploy_core.cli.session import CliSession
-from deeploy_core.codegen.self_test import Tolerance
 from deeploy_core.errors import printable_line
+from deeploy_core.tolerance import Tolerance
 
 
 def listed_entries(output: Path, staging: Path, written: list[Path]) -> list[str]:
@@ -44,7 +44,8 @@ def listed_entries(output: Path, staging: Path, written: list[Path]) -> list[str
 def compile_command(
     session: CliSession, model: Path, output: Path, force: bool, dump_state: bool, plot: bool,
     prefix: str | None, arena: str, weights_section: str | None, arena_section: str | None,
-    inputs_npz: Path | None, outputs_npz: Path | None, atol: float, rtol: float, lsb_tolerance: float | None,
+    inputs_npz: Path | None, outputs_npz: Path | None, atol: float | None, rtol: float | None,
+    lsb_tolerance: float | None,
     quiet: bool, **selection: object
 ) -> None:
     """Compile MODEL into OUTPUT: Network.h/.c, weights, the runtime sources it calls, a Makefile and a

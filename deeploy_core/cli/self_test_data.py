@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 
 from deeploy_core.api import CompileOptions, compile_model, reference_inputs
 from deeploy_core.codegen.api_names import default_name_shim
-from deeploy_core.codegen.self_test import Tolerance, self_test_files
+from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
+from deeploy_core.codegen.self_test import self_test_files
 from deeploy_core.deployer import Deployer
 from deeploy_core.deployer.progress import ProgressLike
 from deeploy_core.errors import DeeployError
@@ -28,6 +30,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.validate.data import load_npz_by_position
 from deeploy_core.validate.reference import run_reference
 from deeploy_core.validate.sample_types import sample_types, with_sample_types
+from deeploy_core.tolerance import Tolerance, rule_for
 
 
 def self_test_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -39,8 +42,8 @@ def self_test_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--outputs", "outputs_npz", type=click.Path(path_type=Path, dir_okay=False, exists=True),
                      help="Expected outputs for the self-test (.npz, by position; needs --inputs); "
                           "default: ONNX Runtime on --inputs."),
-        click.option("--atol", type=float, default=1e-4, show_default=True, help="Self-test absolute tolerance."),
-        click.option("--rtol", type=float, default=0.0, show_default=True, help="Self-test relative tolerance."),
+        click.option("--atol", type=float, default=None, help=f"Self-test: {ATOL_HELP}"),
+        click.option("--rtol", type=float, default=None, help=f"Self-test: {RTOL_HELP}"),
         click.option("--lsb-tolerance", type=click.FloatRange(0), default=None,
                      help="Self-test: judge quantised outputs in quantisation steps (default: 1 with "
                           "--quantization fixed-point)."),
@@ -68,8 +71,27 @@ def compile_with_data(
                                             sample_types(model, inputs_npz, options.input_types), notice)
     if expected is None:
         expected = run_reference(model, inputs)
+    if notice is not None:
+        for line in unjudgeable_outputs(generated, expected, tolerance):
+            notice(line)
     return deployer, generated, self_test_files(generated.inputs, generated.outputs, inputs, expected, tolerance,
                                                 default_name_shim(generated.api))
+
+
+def unjudgeable_outputs(generated: GeneratedNetwork, expected: list[np.ndarray], tolerance: Tolerance) -> list[str]:
+    """One warning per output whose expected values are too small for the scale rule: its self-test will fail,
+    which the user should hear when compiling rather than from ``make test`` on the target."""
+    lines = []
+    for spec, array in zip(generated.outputs, expected):
+        rule = rule_for(tolerance, spec.dtype, spec.step)
+        values = np.asarray(array, dtype=np.float64)
+        scale = float(np.abs(values[np.isfinite(values)]).max(initial=0.0))
+        if rule.kind == "scale" and values.size > 0 and scale < rule.smallest_scale:
+            size = "all zeros" if scale == 0 else f"at most {scale:.3g} in magnitude (subnormal)"
+            lines.append(f"warning: output '{spec.name}': the expected values are {size}, too small to judge by "
+                         f"relative error and cosine, so make test will fail; give --atol to judge it by absolute "
+                         f"error")
+    return lines
 
 
 def check_data_options(inputs_npz: Path | None, outputs_npz: Path | None) -> None:

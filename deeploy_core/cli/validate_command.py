@@ -13,6 +13,7 @@ from deeploy_core.cli.extension_options_help import CompilingCommand
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
+from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
 from deeploy_core.cli.terminal_text import terminal_text
 from deeploy_core.errors import printable_line
 
@@ -23,8 +24,8 @@ from deeploy_core.errors import printable_line
               help="Inputs (.npz, bound to graph inputs by position); default: seeded random data.")
 @click.option("--outputs", "outputs_npz", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Golden outputs (.npz, by position); default: ONNX Runtime.")
-@click.option("--atol", type=float, default=1e-4, show_default=True, help="Absolute tolerance.")
-@click.option("--rtol", type=float, default=0.0, show_default=True, help="Relative tolerance.")
+@click.option("--atol", type=float, default=None, help=ATOL_HELP)
+@click.option("--rtol", type=float, default=None, help=RTOL_HELP)
 @click.option("--lsb-tolerance", type=click.FloatRange(0), default=None,
               help="Judge quantised outputs in quantisation steps instead (default: 1 with --quantization fixed-point).")
 @click.option("--repeats", type=click.IntRange(1), default=3, show_default=True,
@@ -38,8 +39,8 @@ def validate_command(
     model: Path,
     inputs_npz: Path | None,
     outputs_npz: Path | None,
-    atol: float,
-    rtol: float,
+    atol: float | None,
+    rtol: float | None,
     lsb_tolerance: float | None,
     repeats: int,
     build_dir: Path | None,
@@ -47,6 +48,12 @@ def validate_command(
     **selection: object,
 ) -> None:
     """Compile MODEL, build and run it, and compare with ONNX Runtime or --outputs.
+
+    Float outputs pass when their largest error is at most 1e-4 of the
+    reference's max |value| and their cosine similarity at least 0.9999; a
+    reference of zeros fails as too small to judge unless --atol is given.
+    Integer outputs must match exactly.  Exit code 1, with one line per
+    failing output on stderr, when an output fails.
 
     With --inputs, float-declared inputs of an integer network take the integer
     types Deeploy's rule reads off the arrays (one line on stderr says which).
@@ -67,17 +74,16 @@ def validate_command(
             click.echo(printable_line(line), err=True)
     table = Table(title=terminal_text(
         f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})"))
-    for column in ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches", "status"):
+    for column in ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches", "rule",
+                   "status"):
         table.add_column(column)
     for comparison in result.comparisons:
-        status = "[green]ok[/]" if comparison.ok else "[red]MISMATCH[/]"
-        if comparison.ok and comparison.too_small:
-            status = "[yellow]ok (too small to judge)[/]"
+        colour = "red" if not comparison.ok else "yellow" if comparison.warning else "green"
         lsb, relative = comparison.max_lsb_error, comparison.max_relative_error
         table.add_row(terminal_text(comparison.name), f"{comparison.scale:.3g}", f"{comparison.max_abs_error:.3g}",
                       "-" if relative is None else f"{relative:.3g}", "-" if lsb is None else f"{lsb:.3g}",
-                      f"{comparison.cosine:.6f}",
-                      f"{comparison.mismatches}/{comparison.size}", status)
+                      f"{comparison.cosine:.6f}", f"{comparison.mismatches}/{comparison.size}",
+                      comparison.rule.describe(), f"[{colour}]{comparison.status}{' (see warning)' if comparison.warning else ''}[/]")
     for line in result.warnings:  # the table's "ok" alone would read as a success
         click.echo(printable_line(f"warning: {line}"), err=True)
     console = Console(soft_wrap=True)
@@ -87,4 +93,6 @@ def validate_command(
     build_and_run -= generated.timings.get("stages", {}).get("write", 0.0)
     print_timings(generated.timings, quiet, {"build and run": build_and_run})
     if not result.ok:
+        for line in result.failures:
+            click.echo(printable_line(f"error: {line}"), err=True)
         raise SystemExit(1)

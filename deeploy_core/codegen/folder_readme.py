@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.runtime_files import RuntimeFiles
+from deeploy_core.tolerance import MIN_COSINE, SCALE_TOLERANCE
 
 
 def _call(api: NetworkApi) -> list[str]:
@@ -89,7 +90,11 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
             "## Self-test",
             "",
             "`selftest/` holds the inputs and expected outputs given to `compile --inputs/--outputs` and a main",
-            "that runs the network once, prints the largest error of every output and exits non-zero on a",
-            "mismatch (the tolerances are those of `deeploy-core validate`).",
+            "that runs the network once, prints the largest error and the cosine similarity of every output and",
+            "exits non-zero on a mismatch.  The rule is that of `deeploy-core validate`: a float output passes",
+            f"when its largest error is at most {SCALE_TOLERANCE:g} times the expected values' max |value| and its",
+            f"cosine similarity is at least {MIN_COSINE:g} (expected values that are all zeros cannot be judged and",
+            "fail), unless `--atol`/`--rtol` were given to `compile` (then |actual - expected| <= atol + rtol *",
+            "|expected|); integer outputs must match exactly, quantised outputs within `--lsb-tolerance` steps.",
         ]
     return "\n".join(lines) + "\n"

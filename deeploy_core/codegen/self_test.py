@@ -5,22 +5,28 @@ their build with nothing but a C compiler and ``make`` (``make test``).  The
 data are C arrays: inputs as their exact bytes, expected outputs as doubles
 printed with 17 significant digits (exact for every float32/float64 and for
 integers up to 2**53).  The verdict is ``validate``'s
-(:func:`deeploy_core.validate.compare.compare_output`): an element passes when
-``|actual - expected| <= atol + rtol * |expected|``, or within
-``lsb_tolerance`` quantisation steps for quantised outputs; NaN equals NaN.
+(:mod:`deeploy_core.tolerance`, :func:`deeploy_core.validate.compare.judge_output`),
+computed in C in double: a float output by its largest error relative to the
+expected values' max ``|value|`` (found by the C code) and by cosine
+similarity, failing when that max is zero or subnormal; element-wise
+``|actual - expected| <= atol + rtol * |expected|`` when an absolute
+tolerance was given; integers exactly; quantised outputs within
+``lsb_tolerance`` steps.  NaN equals NaN, an infinity itself.  Only
+``printf``, ``memcpy`` and ``math.h`` are used, so the same main runs under
+semihosting on a microcontroller.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from deeploy_core.codegen.build_files import SELF_TEST_SOURCES
 from deeploy_core.errors import DeeployError
 from deeploy_core.network.generated import TensorSpec
+from deeploy_core.tolerance import Rule, Tolerance, rule_for
 
 C_TYPES = {
     "float32": "float", "float64": "double", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
@@ -28,14 +34,7 @@ C_TYPES = {
     "bool": "uint8_t",
 }
 
-
-@dataclass(frozen=True)
-class Tolerance:
-    """How outputs are judged, as ``validate`` judges them."""
-
-    atol: float = 1e-4
-    rtol: float = 0.0
-    lsb_tolerance: float | None = None
+__all__ = ["C_TYPES", "Tolerance", "c_string", "self_test_files"]
 
 
 def c_string(text: str) -> str:
@@ -53,10 +52,11 @@ def c_string(text: str) -> str:
 
 
 def _double(value: float) -> str:
+    """A double constant (NAN is a float in math.h: cast, so no float is promoted implicitly)."""
     if math.isnan(value):
-        return "NAN"
+        return "(double)NAN"
     if math.isinf(value):
-        return "INFINITY" if value > 0 else "-INFINITY"
+        return "HUGE_VAL" if value > 0 else "-HUGE_VAL"
     return repr(float(value))
 
 
@@ -64,11 +64,61 @@ def _rows(items: Sequence[str], per_line: int) -> str:
     return ",\n".join("    " + ", ".join(items[start:start + per_line]) for start in range(0, len(items), per_line))
 
 
-def _bound(spec: TensorSpec, tolerance: Tolerance) -> tuple[float, float]:
-    """(absolute bound, relative factor) for one output."""
-    if spec.step is not None and tolerance.lsb_tolerance is not None:
-        return (tolerance.lsb_tolerance + 1e-3) * spec.step, 0.0
-    return tolerance.atol, tolerance.rtol
+CHECK_SOURCE = r"""/* One output against its expected values, in double; prints every measure, returns 1 on failure.
+   by_scale (float outputs): every |actual - expected| <= bound * scale, cosine >= min_cosine and
+   scale >= smallest, scale being max |expected|; otherwise every |actual - expected| <= bound +
+   relative * |expected|.  NaN equals NaN and an infinity itself; any other non-finite value on either
+   side is a mismatch.  The cosine is over the finite pairs, both divided by the scale first. */
+static int check(const char *name, const double *actual, const double *expected, size_t count, int by_scale,
+                 double bound, double relative, double min_cosine, double smallest) {
+    double scale = 0.0, worst = 0.0, dot = 0.0, actual_norm = 0.0, expected_norm = 0.0, cosine;
+    size_t bad = 0, i;
+    int too_small, failed;
+    for (i = 0; i < count; ++i) {
+        if (isfinite(expected[i]) && fabs(expected[i]) > scale) scale = fabs(expected[i]);
+    }
+    for (i = 0; i < count; ++i) {
+        double a = actual[i], e = expected[i], error = 0.0, limit;
+        int unequal = 0;
+        if (isfinite(a) && isfinite(e)) {
+            double a_unit = scale > 0.0 ? a / scale : a, e_unit = scale > 0.0 ? e / scale : e;
+            error = fabs(a - e);
+            dot += a_unit * e_unit;
+            actual_norm += a_unit * a_unit;
+            expected_norm += e_unit * e_unit;
+        } else if (!((isnan(a) && isnan(e)) || a == e)) {
+            error = HUGE_VAL;
+            unequal = 1;
+        }
+        if (error > worst) worst = error;
+        limit = by_scale ? bound * scale : bound + relative * (isfinite(e) ? fabs(e) : 0.0);
+        if (unequal || error > limit) ++bad;
+    }
+    if (actual_norm > 0.0 && expected_norm > 0.0) cosine = dot / (sqrt(actual_norm) * sqrt(expected_norm));
+    else cosine = (actual_norm == 0.0 && expected_norm == 0.0) ? 1.0 : 0.0;
+    too_small = by_scale && count > 0 && !(scale >= smallest);
+    failed = too_small || bad != 0 || (by_scale && cosine < min_cosine);
+    printf("output %s: max |expected| %.6g, max abs error %.6g", name, scale, worst);
+    if (scale > 0.0) printf(", max rel error %.6g", worst / scale);
+    printf(", cosine %.9f, mismatches %lu/%lu", cosine, (unsigned long)bad, (unsigned long)count);
+    if (by_scale) printf(" (bound %.3g x max |expected|, cosine >= %.9g)", bound, min_cosine);
+    else printf(" (bound %.6g + %.3g*|expected|)", bound, relative);
+    printf(": %s\n", too_small ? "TOO SMALL TO JUDGE" : failed ? "MISMATCH" : "ok");
+    if (too_small) {
+        printf("output %s: the expected values are %s, too small to judge by relative error and cosine; "
+               "compile with --atol to judge it by absolute error\n", name, scale > 0.0 ? "subnormal" : "all zeros");
+    }
+    return failed;
+}
+"""
+"""The C twin of :func:`deeploy_core.validate.compare.judge_output` (same measures, same verdict)."""
+
+
+def _rule_arguments(rule: Rule) -> str:
+    """check()'s arguments after the count: by_scale, bound, relative, min_cosine, smallest."""
+    if rule.kind == "scale":
+        return f"1, {_double(rule.bound)}, 0.0, {_double(rule.min_cosine)}, {_double(rule.smallest_scale)}"
+    return f"0, {_double(rule.bound)}, {_double(rule.relative)}, 0.0, 0.0"
 
 
 def _data_source(inputs: list[tuple[TensorSpec, np.ndarray]], outputs: list[tuple[TensorSpec, np.ndarray]]) -> str:
@@ -101,23 +151,7 @@ def _main_source(inputs: list[tuple[TensorSpec, np.ndarray]], outputs: list[tupl
         *(f"extern const unsigned char dc_selftest_input_{index}[];" for index in range(len(inputs))),
         *(f"extern const double dc_selftest_expected_{index}[];" for index in range(len(outputs))),
         "",
-        "/* Element-wise |actual - expected| <= bound + relative * |expected|, NaN equal to NaN; prints the max error. */",
-        "static int check(const char *name, const double *actual, const double *expected, size_t count,",
-        "                 double bound, double relative) {",
-        "    double worst = 0.0;",
-        "    size_t bad = 0;",
-        "    for (size_t i = 0; i < count; ++i) {",
-        "        double error;",
-        "        if (isnan(actual[i]) && isnan(expected[i])) error = 0.0;",
-        "        else error = fabs(actual[i] - expected[i]);",
-        "        if (isnan(error)) error = INFINITY;",
-        "        if (error > worst) worst = error;",
-        "        if (error > bound + relative * (isnan(expected[i]) ? 0.0 : fabs(expected[i]))) ++bad;",
-        "    }",
-        '    printf("output %s: max abs error %.6g (bound %.6g + %.3g*|expected|), mismatches %lu/%lu: %s\\n",',
-        '           name, worst, bound, relative, (unsigned long)bad, (unsigned long)count, bad ? "MISMATCH" : "ok");',
-        "    return bad != 0;",
-        "}",
+        *CHECK_SOURCE.splitlines(),
         "",
         "int main(void) {",
         "    int failed = 0;",
@@ -130,14 +164,14 @@ def _main_source(inputs: list[tuple[TensorSpec, np.ndarray]], outputs: list[tupl
     for index, (spec, array) in enumerate(outputs):
         c_type = C_TYPES[spec.dtype]
         count = int(np.asarray(array).size)
-        bound, relative = _bound(spec, tolerance)
+        rule = rule_for(tolerance, spec.dtype, spec.step)
         lines += [
             "    {",
             f"        static double actual[{max(count, 1)}];",
             f"        const {c_type} *values = (const {c_type} *)DeeployNetwork_outputs[{index}];",
             f"        for (size_t i = 0; i < {count}u; ++i) actual[i] = (double)values[i];",
             f"        failed |= check({c_string(spec.name)}, actual, dc_selftest_expected_{index}, {count}u, "
-            f"{_double(bound)}, {_double(relative)});",
+            f"{_rule_arguments(rule)});",
             "    }",
         ]
     lines += [

@@ -10,7 +10,8 @@ import numpy as np
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
-from deeploy_core.validate.compare import OutputComparison, compare_output
+from deeploy_core.validate.compare import OutputComparison, judge_output
+from deeploy_core.tolerance import Tolerance, rule_for
 
 
 @dataclass
@@ -27,8 +28,13 @@ class ValidationResult:
 
     @property
     def warnings(self) -> list[str]:
-        """One line per output too small for its tolerance: a pass there proves little."""
+        """One line per output too small for an explicit absolute tolerance: a pass there proves little."""
         return [line for line in (comparison.warning for comparison in self.comparisons) if line is not None]
+
+    @property
+    def failures(self) -> list[str]:
+        """One line per failing output saying why (the table's MISMATCH alone does not)."""
+        return [line for line in (comparison.failure for comparison in self.comparisons) if line is not None]
 
 
 def run_network(
@@ -57,13 +63,15 @@ def run_network(
 
 
 def compare_outputs(
-    generated: GeneratedNetwork, actual: list[np.ndarray], expected: list[np.ndarray], atol: float, rtol: float,
-    lsb_tolerance: float | None = None,
+    generated: GeneratedNetwork, actual: list[np.ndarray], expected: list[np.ndarray], atol: float | None = None,
+    rtol: float | None = None, lsb_tolerance: float | None = None, tolerance: Tolerance | None = None,
 ) -> list[OutputComparison]:
-    """One comparison per output, by position (quantised outputs judged in LSB when ``lsb_tolerance`` is set)."""
+    """One comparison per output, by position, under the rule for the output's type
+    (:func:`deeploy_core.tolerance.rule_for`; ``tolerance``, when given, instead of the three values)."""
     if len(expected) < len(actual):
         raise DeeployError(f"{len(expected)} reference outputs for {len(actual)} network outputs")
+    tolerance = tolerance or Tolerance(atol, rtol, lsb_tolerance)
     return [
-        compare_output(spec.name, got, want, atol, rtol, spec.step, lsb_tolerance)
+        judge_output(spec.name, got, want, rule_for(tolerance, spec.dtype, spec.step), spec.step)
         for spec, got, want in zip(generated.outputs, actual, expected)
     ]
