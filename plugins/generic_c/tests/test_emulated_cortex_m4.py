@@ -29,7 +29,7 @@ import pytest
 
 from deeploy_core.testing.cli_outcomes import CliLab
 from deeploy_core.testing.emulated_targets import (CORTEX_M4_MPS2, FAULT_STATUS, RV32IMC_VIRT, TIMEOUT_STATUS,
-                                                    EmulatedTarget, build_program, run_program, run_self_test)
+                                                    EmulatedTarget, build_program, main, run_program, run_self_test)
 from deeploy_core.testing.models import conformance_model
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
 
@@ -131,6 +131,18 @@ int main(void) {
     return 3;
 }
 """
+
+
+def test_the_documented_command_runs_the_self_test(mlp_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/generated-code.rst: ``python -m deeploy_core.testing.emulated_targets OUT -O2`` prints the program's
+    output and exits with its status."""
+    _skip_without(CORTEX_M4_MPS2)
+    assert main([str(mlp_folder), "-O2"]) == 0
+    printed = capsys.readouterr()
+    assert "self-test passed" in printed.out.splitlines(), printed
+    assert "cortex-m4 -O2 on qemu-system-arm: exit 0" in printed.err.splitlines(), printed
+    assert main([str(mlp_folder.parent), "-O2"]) == 2
+    assert "has no self-test" in capsys.readouterr().err
 
 
 def test_a_callers_main_links_with_constructors_heap_and_its_exit_status(mlp_folder: Path, tmp_path: Path) -> None:
