@@ -4,8 +4,8 @@
  * Why a header of inline functions rather than a kernel in src/: the code generator reduces any axis
  * set to a few loops over contiguous blocks and calls these helpers with constant arguments (sizes,
  * strides, the reduction kind).  Once inlined, every trip count is a constant and every pointer
- * argument is restrict-qualified, which is what GCC's loop vectoriser needs at plain -O2 (its
- * "very cheap" cost model rejects run-time trip counts and alias checks); clang vectorises either way.
+ * argument is restrict-qualified (DCG_RESTRICT), which is what GCC's loop vectoriser needs at plain -O2
+ * (its "very cheap" cost model rejects run-time trip counts and alias checks); clang vectorises either way.
  * A generic kernel walking the axes with an odometer cannot give the compiler either fact.
  *
  * Accumulation is in float (ONNX Runtime also sums in the element type): a kept contiguous block adds
@@ -18,6 +18,8 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "dcg_kernels.h" /* DCG_RESTRICT */
 
 #if defined(__GNUC__)
 #define DCG_REDUCE_INLINE static inline __attribute__((always_inline))
@@ -42,22 +44,22 @@ DCG_REDUCE_INLINE float dcg_reduce_step(float acc, float v, int32_t kind) {
 }
 
 /* y[0..n) = the reduction's identity. */
-DCG_REDUCE_INLINE void dcg_reduce_fill_f32(float *restrict y, int32_t n, int32_t kind) {
+DCG_REDUCE_INLINE void dcg_reduce_fill_f32(float *DCG_RESTRICT y, int32_t n, int32_t kind) {
     const float identity = dcg_reduce_identity(kind);
     for (int32_t i = 0; i < n; ++i) y[i] = identity;
 }
 
 /* y[j] = y[j] (op) x[r * cols + j] for every r < rows, j < cols: reduced rows over a kept contiguous block. */
-DCG_REDUCE_INLINE void dcg_reduce_cols_f32(float *restrict y, const float *restrict x, int32_t rows, int32_t cols,
-                                           int32_t kind) {
+DCG_REDUCE_INLINE void dcg_reduce_cols_f32(float *DCG_RESTRICT y, const float *DCG_RESTRICT x, int32_t rows,
+                                           int32_t cols, int32_t kind) {
     for (int32_t r = 0; r < rows; ++r) {
-        const float *restrict row = x + (ptrdiff_t)r * cols;
+        const float *DCG_RESTRICT row = x + (ptrdiff_t)r * cols;
         for (int32_t j = 0; j < cols; ++j) y[j] = dcg_reduce_step(y[j], row[j], kind);
     }
 }
 
 /* The reduction of the contiguous x[0..n), with eight independent partial results. */
-DCG_REDUCE_INLINE float dcg_reduce_row_f32(const float *restrict x, int32_t n, int32_t kind) {
+DCG_REDUCE_INLINE float dcg_reduce_row_f32(const float *DCG_RESTRICT x, int32_t n, int32_t kind) {
     const float identity = dcg_reduce_identity(kind);
     float a0 = identity, a1 = identity, a2 = identity, a3 = identity;
     float a4 = identity, a5 = identity, a6 = identity, a7 = identity;
@@ -81,13 +83,13 @@ DCG_REDUCE_INLINE float dcg_reduce_row_f32(const float *restrict x, int32_t n, i
 }
 
 /* y[k] = y[k] (op) reduction of x[k * n .. (k + 1) * n) for k < count: kept rows over a reduced contiguous block. */
-DCG_REDUCE_INLINE void dcg_reduce_rows_f32(float *restrict y, const float *restrict x, int32_t count, int32_t n,
-                                           int32_t kind) {
+DCG_REDUCE_INLINE void dcg_reduce_rows_f32(float *DCG_RESTRICT y, const float *DCG_RESTRICT x, int32_t count,
+                                           int32_t n, int32_t kind) {
     for (int32_t k = 0; k < count; ++k) y[k] = dcg_reduce_step(y[k], dcg_reduce_row_f32(x + (ptrdiff_t)k * n, n, kind), kind);
 }
 
 /* y[0..n) /= divisor: ReduceMean's last step (a division, as ONNX defines the mean, not a reciprocal product). */
-DCG_REDUCE_INLINE void dcg_reduce_divide_f32(float *restrict y, int32_t n, float divisor) {
+DCG_REDUCE_INLINE void dcg_reduce_divide_f32(float *DCG_RESTRICT y, int32_t n, float divisor) {
     for (int32_t i = 0; i < n; ++i) y[i] = y[i] / divisor;
 }
 

@@ -9,11 +9,19 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 int32_t dcg_copy_to_tile(void *tile, const void *tensor, int32_t element_bytes, int32_t rank, const int32_t *box,
                          const int32_t *strides);
 int32_t dcg_copy_from_tile(void *tensor, const void *tile, int32_t element_bytes, int32_t rank, const int32_t *box,
                            const int32_t *strides);
 
 static inline void dcg_transfer_wait(int32_t future) { (void)future; }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A group handle: 0 means "nothing in flight" (waiting on it is free). */
 typedef int32_t dc_pulp_future;
 
@@ -19,5 +23,9 @@ dc_pulp_future dc_pulp_copy_from_tile(void *tensor, const void *tile, int32_t el
                                       const int32_t *box, const int32_t *strides);
 /* Waits for every transfer of the group and clears the handle, so a handle is never waited on twice. */
 void dc_pulp_wait(dc_pulp_future *future);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
