@@ -13,16 +13,18 @@ Three of the networks (two integer, one float) also run tiled into a
 ``double`` is software and the optimiser works for a 32-bit Thumb core, on the
 code that actually runs.
 
-The machinery (exit status, faults, FPU before constructors, heap, timeouts, a
-caller's own ``main``) is checked on a small float network that needs no
-``../shared``; the same self-test also runs on rv32imc (QEMU's ``virt``) where
-Debian's RISC-V compiler, picolibc and qemu-system-misc are installed.  CI
+The same folders' self-tests also run on rv32imc (QEMU's ``virt``, soft float,
+picolibc) at ``-Os`` where Debian's RISC-V compiler, picolibc and
+qemu-system-misc are installed.  The machinery (exit status, faults, FPU
+before constructors, heap, timeouts, a caller's own ``main``) is checked on a
+small float network that needs no ``../shared``.  CI
 installs the compilers and QEMU (``.ci/run``); elsewhere the tests skip,
 naming the Debian package.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,7 @@ ROOT = peer_tests_root(Path(__file__).parent)
 PEERS = {peer.name: peer for peer in find_peer_tests(ROOT)} if ROOT else {}
 MISSING_PEERS = "Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing"
 NO_CORTEX_M4 = CORTEX_M4_MPS2.missing()
+NO_RV32IMC = RV32IMC_VIRT.missing()
 LEVELS = ("-Os", "-O2")
 TILED_L1 = 16000
 
@@ -81,17 +84,42 @@ def test_the_cases_cover_the_issue() -> None:
         assert {name for name, _ in CASES} <= set(PEERS), sorted({name for name, _ in CASES} - set(PEERS))
 
 
+@pytest.fixture(scope="module")
+def peer_folder(tmp_path_factory: pytest.TempPathFactory) -> Callable[[tuple[str, int | None]], Path]:
+    """A case's output folder, compiled once for both targets (their builds live in separate build folders)."""
+    folders: dict[tuple[str, int | None], Path] = {}
+
+    def folder(case: tuple[str, int | None]) -> Path:
+        if case not in folders:
+            name, l1 = case
+            peer: PeerTest = PEERS[name]
+            options = ("--l1", str(l1)) if l1 is not None else ()
+            output = tmp_path_factory.mktemp("emulated-peer") / "out"
+            folders[case] = compile_folder(peer.model, peer.inputs, peer.outputs, output, *options)
+        return folders[case]
+
+    return folder
+
+
 @pytest.mark.skipif(ROOT is None, reason=MISSING_PEERS)
 @pytest.mark.skipif(NO_CORTEX_M4 is not None, reason=f"cannot run on an emulated Cortex-M4: {NO_CORTEX_M4}")
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(case) for case in CASES])
-def test_peer_self_test_passes_on_the_emulated_cortex_m4(case: tuple[str, int | None], tmp_path: Path) -> None:
-    name, l1 = case
-    peer: PeerTest = PEERS[name]
-    options = ("--l1", str(l1)) if l1 is not None else ()
-    folder = compile_folder(peer.model, peer.inputs, peer.outputs, tmp_path / "out", *options)
+def test_peer_self_test_passes_on_the_emulated_cortex_m4(
+        case: tuple[str, int | None], peer_folder: Callable[[tuple[str, int | None]], Path]) -> None:
+    folder = peer_folder(case)
     for level in LEVELS:
         run = run_self_test(folder, CORTEX_M4_MPS2, optimisation=level, timeout=120)
-        assert run.self_test_passed, f"{name} at {level}: {run.describe()}"
+        assert run.self_test_passed, f"{_case_id(case)} at {level}: {run.describe()}"
+
+
+@pytest.mark.skipif(ROOT is None, reason=MISSING_PEERS)
+@pytest.mark.skipif(NO_RV32IMC is not None, reason=f"cannot run on an emulated rv32imc: {NO_RV32IMC}")
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(case) for case in CASES])
+def test_peer_self_test_passes_on_the_emulated_rv32imc(
+        case: tuple[str, int | None], peer_folder: Callable[[tuple[str, int | None]], Path]) -> None:
+    """No FPU: every float operation is a libgcc call, the math is picolibc's; -Os only (the firmware default)."""
+    run = run_self_test(peer_folder(case), RV32IMC_VIRT, optimisation="-Os", timeout=120)
+    assert run.self_test_passed, f"{_case_id(case)}: {run.describe()}"
 
 
 # The machinery, on a small float network (Gemm, Relu, Gemm) that needs no ../shared.
