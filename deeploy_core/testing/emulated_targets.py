@@ -242,16 +242,24 @@ def build_program(folder: Path, target: EmulatedTarget = CORTEX_M4_MPS2, *, opti
 def run_program(elf: Path, target: EmulatedTarget = CORTEX_M4_MPS2, timeout: float = 120.0) -> EmulatorRun:
     """Run ``elf`` under QEMU until it exits (or ``timeout`` seconds pass) and collect what it printed.
 
-    Standard input is empty: a program that reads gets end of file.
+    Standard input is empty: a program that reads gets end of file.  QEMU's
+    output goes to temporary files, not pipes: QEMU writes its stdio without
+    blocking and drops what a full pipe does not take, so a program printing
+    more than a pipe holds (64 KiB) lost output whenever the reader was slow
+    (seen on a loaded machine with the build matrix's hex dumps).
     """
     command = [target.emulator, *target.emulator_args, "-kernel", str(elf)]
     start = time.monotonic()
-    try:
-        result = subprocess.run(command, capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout)
-    except subprocess.TimeoutExpired as stopped:
-        return EmulatorRun(TIMEOUT_STATUS, _text(stopped.stdout), _text(stopped.stderr), time.monotonic() - start,
-                           timed_out=True)
-    return EmulatorRun(result.returncode, _text(result.stdout), _text(result.stderr), time.monotonic() - start)
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        try:
+            result = subprocess.run(command, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, timeout=timeout)
+            exit_code, timed_out = result.returncode, False
+        except subprocess.TimeoutExpired:
+            exit_code, timed_out = TIMEOUT_STATUS, True
+        seconds = time.monotonic() - start
+        stdout.seek(0)
+        stderr.seek(0)
+        return EmulatorRun(exit_code, _text(stdout.read()), _text(stderr.read()), seconds, timed_out=timed_out)
 
 
 def _text(stream: bytes | str | None) -> str:
