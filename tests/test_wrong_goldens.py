@@ -125,7 +125,9 @@ def networks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Network]:
 
 
 def _lab(tmp_path: Path) -> CliLab:
-    return CliLab(tmp_path / "runs", {"DEEPLOY_CORE_PLUGINS": "generic-c", "COLUMNS": "250"})
+    # No slow-plugin warning on a loaded machine: the tests count stderr's lines.
+    return CliLab(tmp_path / "runs", {"DEEPLOY_CORE_PLUGINS": "generic-c", "COLUMNS": "250",
+                                      "DEEPLOY_CORE_SLOW_PLUGIN_SECONDS": "inf"})
 
 
 def _validate(tmp_path: Path, network: Network, golden: Path, *extra: str) -> CliOutcome:
