@@ -242,7 +242,7 @@ def check_allocator(_: Workspace, command: str, outcomes: list[CliOutcome]) -> N
     assert [b["offset"] for b in greedy["buffers"]] != [b["offset"] for b in optimal["buffers"]]
     if code := network_c(outcomes):
         for text, memory in zip(code, (greedy, optimal)):
-            assert f"uint8_t bytes[{memory['arena_bytes']}]" in text
+            assert f"uint8_t u8[{memory['arena_bytes']}]" in text
 
 
 def check_input_shape(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
@@ -262,7 +262,7 @@ def check_input_types(_: Workspace, command: str, outcomes: list[CliOutcome]) ->
     assert [report["layers"][0]["inputs"][0]["dtype"] for report in typed] == ["int8", "uint8", "float32"]
     assert [kernels(report)[0] for report in typed] == ["Conv integer", "Conv integer", "Conv float32"]
     if code := network_c(outcomes):
-        c_types = [re.search(r"#define dc_in_x \(\((\w+) \*\)", text) for text in code]
+        c_types = [re.search(r"static (\w+) \*dc_in_x;", text) for text in code]
         assert [found.group(1) if found else None for found in c_types] == ["int8_t", "uint8_t", "float"]
 
 
