@@ -1,14 +1,17 @@
 """Which outputs of a fixed-point compile can be held to one quantisation step of ONNX Runtime.
 
-A fixed-point layer requantises its int32 accumulator with a 31-bit
-multiplier and a shift where ONNX Runtime dequantises, computes in float and
-quantises again: the two may round a value to neighbouring steps (the
-compiler's "within one LSB").  Every other layer runs as in exact mode, bit
-exact *given the same inputs*.  A one-step difference that reaches a later
-layer is not one step any more: requantising it to a finer scale, weighting it
-in a sum or passing it through a steep activation multiplies it.
+Fixed-point Conv, MatMul and Gemm layers (QLinearConv, QLinearMatMul, QGemm)
+requantise with integers that round exactly as ONNX Runtime's float32
+requantisation does: like every layer exact mode runs, they are bit exact
+*given the same inputs*.  The other fixed-point layers (QLinearAdd,
+QLinearMul, the average pools) requantise the exact integer result once where
+ONNX Runtime dequantises, computes in float and quantises again: the two may
+round a value to neighbouring steps (the compiler's "within one LSB").  A
+one-step difference that reaches a later layer is not one step any more:
+requantising it to a finer scale, weighting it in a sum or passing it through
+a steep activation multiplies it.
 
-So an output is judged at one step only when at most one fixed-point layer
+So an output is judged at one step only when at most one such rounding layer
 lies upstream of it and only value-copying integer ops (reshapes, transposes,
 concatenations, max pooling on shared parameters, the final
 dequantisation) follow that layer.  Other outputs of a fixed-point compile are
@@ -23,9 +26,9 @@ from typing import Any
 
 from deeploy_core.lowering.qdq import VALUE_PRESERVING
 
-FIXED_POINT_OPS = frozenset({"QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearMul", "QLinearAveragePool",
-                             "QLinearGlobalAveragePool"})
-"""Report op names of the layers the fixed-point lowering produces."""
+ONE_STEP_OPS = frozenset({"QLinearAdd", "QLinearMul", "QLinearAveragePool", "QLinearGlobalAveragePool"})
+"""Report op names of the fixed-point layers that may round one step away from ONNX Runtime given the same inputs
+(QLinearConv, QLinearMatMul and QGemm are bit exact, as the layers of exact mode)."""
 COPYING_OPS = VALUE_PRESERVING | {"DequantizeLinear"}
 """Layers whose outputs are their inputs' values, moved (the lowering's value-preserving ops) or, for
 DequantizeLinear, scaled by the step they are judged in: they pass a one-step difference on unchanged."""
@@ -45,7 +48,7 @@ def tensor_rounding(layers: list[dict[str, Any]]) -> dict[str, Rounding]:
     for layer in layers:
         worst = max((rounding.get(tensor["name"], Rounding.EXACT) for tensor in layer["inputs"] if tensor["name"]),
                     default=Rounding.EXACT)
-        if layer["op"] in FIXED_POINT_OPS:
+        if layer["op"] in ONE_STEP_OPS:
             result = Rounding.ONE_STEP if worst is Rounding.EXACT else Rounding.UNBOUNDED
         elif layer["op"] in COPYING_OPS:
             result = worst

@@ -141,7 +141,9 @@ def test_cli_fixed_point_validate_reports_lsb_and_analyze_shows_requantisation(t
     analyzed = cli("analyze", "--quantization", "fixed-point", "--json")
     layers = json.loads(analyzed.stdout)["layers"]
     conv = next(layer for layer in layers if layer["op"] == "QLinearConv")
-    assert len(conv["requantization"]["multiplier"]) == 4 and all(2**30 <= m < 2**31 for m in conv["requantization"]["multiplier"])
+    # The float32 scale's 24-bit significand: the layer rounds as ONNX Runtime's float32 requantisation does.
+    assert conv["requantization"]["rounding"] == "float32"
+    assert len(conv["requantization"]["multiplier"]) == 4 and all(2**23 <= m < 2**24 for m in conv["requantization"]["multiplier"])
     exact = json.loads(cli("analyze", "--json").stdout)["layers"]
     quantize = next(layer for layer in exact if layer["op"] == "QuantizeLinear")
     assert quantize["requantization"]["scale"] > 0 and quantize["requantization"]["range"] == [-128, 127]

@@ -2,16 +2,24 @@
 
 The core's fixed-point lowering turns DequantizeLinear → op → QuantizeLinear
 into these operators.  Every kernel accumulates ``(q - zero_point)`` products in
-int32 and requantises once with a 31-bit fixed-point multiplier and a right
-shift (round half to even, saturate), so no float arithmetic is left; the result is
-within one LSB of the float reference.  Scales and zero points must be
-constants: they become the multiplier/shift tables in the generated code.
+int32 and requantises with integer arithmetic only; scales and zero points
+must be constants, they become the multiplier/shift tables in the generated
+code.  Two requantisers:
+
+* QLinearConv, QLinearMatMul and QGemm multiply by the float32 scale's 24-bit
+  significand and shift, rounding as float32 does
+  (:class:`~deeploy_generic_c.ops.float32_rounding.Float32RoundingRequantiser`):
+  bit-exact with ONNX Runtime's fused kernels given the same inputs, so these
+  layers add no error that later layers could grow;
+* QLinearAdd/Mul and the average pools, whose ONNX Runtime counterparts
+  dequantise and sum in float (in an order of its own), requantise the exact
+  integer result once with a 31-bit multiplier and a shift (round half to
+  even, saturate, :class:`Requantiser`): within one LSB given the same inputs.
 
 Exact mode fuses Conv, MatMul and Gemm islands into the same operators with
 the attribute ``requantization="float32"``: the int32 accumulator is then
-requantised as ONNX Runtime's fused kernels do it (:class:`FloatRequantiser`),
-so the layer is bit-exact with ONNX Runtime's QDQ fusion whatever the order of
-the sums.
+requantised in float32 as ONNX Runtime's fused kernels do it
+(:class:`FloatRequantiser`), for platforms with an FPU.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from deeploy_core.plugin_api import (
     NodeMapper,
     NodeMismatch,
     NodeParser,
+    NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
@@ -34,6 +43,8 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
+from deeploy_generic_c.ops.float32_rounding import HEADER as ROUNDING_HEADER
+from deeploy_generic_c.ops.float32_rounding import Float32RoundingRequantiser
 from deeploy_generic_c.ops.integer import INLINE, _loops
 
 MAX_SHIFT = 62
@@ -60,7 +71,7 @@ def _constant(ctxt: NetworkContext, name: str, what: str) -> np.ndarray:
 
 
 class Requantiser:
-    """``y = clamp(zero + (acc · M[c] + 2^(S[c]-1)) >> S[c])`` for per-channel real scales."""
+    """``y = clamp(zero + round_half_even(acc · M[c] · 2^-S[c]))``: the exact product rounded once (31-bit M)."""
 
     def __init__(self, multipliers: list[int], shifts: list[int], output: Buffer, zero: int) -> None:
         self.multipliers, self.shifts = multipliers, shifts
@@ -157,16 +168,17 @@ class _Requantising(NodeParser):
     def __init__(self, requantization: str = "fixed-point") -> None:
         self.requantization = requantization
 
-    def _requantiser(self, node: gs.Node, x_scale: np.ndarray, w_scale: np.ndarray, y_scale: float, count: int,
-                     output: Buffer, zero: int) -> Requantiser | FloatRequantiser:
+    def _requantiser(self, node: gs.Node, x_scale: np.ndarray, w_scale: np.ndarray, y_scale: float, output: Buffer,
+                     zero: int) -> Float32RoundingRequantiser | FloatRequantiser:
+        """One scale per weight scale (per tensor or per output channel), formed in float32 as ONNX Runtime does."""
         mode = attribute(node, "requantization", "fixed-point")
         mode = mode.decode() if isinstance(mode, bytes) else str(mode)
         if mode != self.requantization:
             raise NodeMismatch("attribute", f"requantization={mode!r}; this kernel requantises in {self.requantization}")
+        scales = w_scale if w_scale.size > 1 else w_scale[:1]
         if mode == "float32":
-            scales = w_scale if w_scale.size > 1 else w_scale[:1]
             return FloatRequantiser.from_parts(float(x_scale[0]), scales, y_scale, scales.size, output, zero)
-        return Requantiser.from_scales(x_scale[0] * np.broadcast_to(w_scale, (count,)) / y_scale, output, zero)
+        return Float32RoundingRequantiser.from_parts(float(x_scale[0]), scales, y_scale, scales.size, output, zero)
 
 
 def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, np.ndarray, np.ndarray]:
@@ -214,7 +226,7 @@ class QLinearConvParser(_Requantising):
         cg, mg = win.c // group, win.m // group
         if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
             raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
-        requant = self._requantiser(node, x_scale, w_scale, y_scale, win.m, y, y_zero)
+        requant = self._requantiser(node, x_scale, w_scale, y_scale, y, y_zero)
         zx = _per_tensor(x_zero, "the input zero point")
         bias = f"{ctxt[node.inputs[8].name].c_name}[mo]" if is_present(node, 8) else "0"
         wz = "w_zero[mo]" if w_zero.size > 1 else "w_zero[0]"
@@ -270,7 +282,7 @@ class _MatMulLike(_Requantising):
             raise NodeMismatch("shape", "batch dimensions must match or B must be 2-D")
         if b_scale.size not in (1, n) or b_zero.size not in (1, n):
             raise NodeMismatch("shape", f"B's scales/zero points must be per tensor or per column ({n})")
-        requant = self._requantiser(node, a_scale, b_scale, y_scale, n, y, y_zero)
+        requant = self._requantiser(node, a_scale, b_scale, y_scale, y, y_zero)
         za = _per_tensor(a_zero, "A's zero point")
         b_index = "j * {k} + kk".format(k=k) if trans_b else f"kk * {n} + j"
         a_offset = f"bt * {m * k} + " if a_batched else ""
@@ -399,9 +411,13 @@ def _any(arity: int) -> NodeTypeChecker:
     return NodeTypeChecker((None,) * arity, (None,))
 
 
+ROUNDING_INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h", ROUNDING_HEADER))
+"""Inline code that calls ``dcg_requantize_float32``."""
+
+
 def _both(parser: type[_Requantising], arity: int, op: str) -> tuple[NodeMapper, ...]:
     """Fixed-point first (the fixed-point mode's kernels), then float32 requantisation (exact mode's fused layers)."""
-    return (*single_binding(parser(), _any(arity), f"{op} fixed-point", INLINE),
+    return (*single_binding(parser(), _any(arity), f"{op} fixed-point", ROUNDING_INLINE),
             *single_binding(parser("float32"), _any(arity), f"{op} int32, float32 requantisation", INLINE))
 
 
