@@ -10,6 +10,11 @@ does the validation reference (ONNX Runtime with that one fusion applied,
 other optimisations off).  The graph with all of ONNX Runtime's optimisations
 is checked too: it leaves the expand convolutions (whose input DequantizeLinear
 has two consumers) in float, yet agrees on these inputs.
+
+Fixed-point mode on fire modules is tested in test_fixed_point_fire.py, against
+the validation reference only: ONNX Runtime with all its optimisations is no
+reference for a bound in steps (on an x86 CPU without VNNI it differs from its
+own unoptimised result by up to six steps on SqueezeNet 1.1).
 """
 
 from __future__ import annotations
@@ -117,25 +122,6 @@ def test_fire_network_exact_mode_is_bit_exact_with_onnx_runtime_on_20_inputs(
         for expected in (run_reference(model, inputs), session.run(None, inputs)):
             comparisons = compare_outputs(generated, actual, expected, atol=0.0, rtol=0.0)
             assert all(c.ok for c in comparisons), (seed, [(c.name, c.max_abs_error, c.mismatches) for c in comparisons])
-
-
-def test_fire_network_fixed_point_is_within_one_lsb_of_onnx_runtime_on_20_inputs(
-    tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path
-) -> None:
-    model = _quantised(tmp_path)
-    options = CompileOptions(platform="generic-c", quantization="fixed-point")
-    _, generated = compile_model(model, options, generic_c_host)
-    fused = [layer for layer in generated.report["layers"] if layer["op"] == "QLinearConv"]
-    assert len(fused) == 11 and all(layer["requantization"]["shift"] for layer in fused)
-    executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(), runtime_cache)
-    session = _fused_reference(model)
-    for seed in range(20):
-        inputs = _inputs(seed)
-        actual, _ = run_network(executable, generated, inputs, repeats=1)
-        for expected in (run_reference(model, inputs), session.run(None, inputs)):
-            comparisons = compare_outputs(generated, actual, expected, 0.0, 0.0, lsb_tolerance=1.0)
-            assert all(c.step for c in comparisons)
-            assert all(c.ok for c in comparisons), (seed, [(c.name, c.max_lsb_error, c.mismatches) for c in comparisons])
 
 
 def test_exact_mode_keeps_weights_int8_instead_of_dequantising_them_into_the_arena(
