@@ -457,7 +457,7 @@ def check_arena(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
     static, user = (outcome.text("Network.h") or "" for outcome in outcomes[:2])
     assert "void InitNetwork(void);" in static and "int InitNetwork(void *arena);" in user
     assert "ARENA_ALIGNMENT" not in static and re.search(r"#define DEEPLOY_NETWORK_ARENA_ALIGNMENT \d+\n", user)
-    arena_array = re.compile(r"static union \{ uint8_t bytes\[\d+\];")
+    arena_array = re.compile(r"static union \w+ dc_arena;")
     code = network_c(outcomes[:2])
     assert code and arena_array.search(code[0]) and not arena_array.search(code[1])
     assert [self_test_passes(outcome, CFLAGS) for outcome in outcomes[:2]] == [True, True]
