@@ -255,11 +255,35 @@ def test_the_matmul_integer_reference_subtracts_zero_points_per_row_and_column()
     assert matmul_integer(a, b, *zero_points).tolist() == [[20, 20], [20, 20]]
 
 
+def _u8s8(network: Network) -> bool:
+    """Whether the MatMulInteger multiplies uint8 activations by int8 weights."""
+    a_type = network.model.graph.input[0].type.tensor_type.elem_type
+    b_types = {t.data_type for t in network.model.graph.initializer if t.name == "b"}
+    return a_type == TensorProto.UINT8 and b_types == {TensorProto.INT8}
+
+
+def _x86_without_vnni() -> bool:
+    """An x86 CPU without the VNNI dot-product instructions (Linux: read from /proc/cpuinfo)."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "vnni" not in flags
+
+
 @pytest.mark.parametrize("case", [name for name, case in MATMUL_INTEGER_CASES.items() if case.onnx_runtime_runs_it])
 def test_the_matmul_integer_reference_agrees_with_onnx_runtime(case: str) -> None:
     import onnxruntime
 
     network = matmul_integer_network(MATMUL_INTEGER_CASES[case])
+    if _u8s8(network) and _x86_without_vnni():
+        pytest.skip("ONNX Runtime's uint8 x int8 kernel adds product pairs in saturating 16-bit lanes on x86 "
+                    "without VNNI (why its quantiser offers reduce_range); the kernel test checks this case against "
+                    "the numpy reference instead")
     session = onnxruntime.InferenceSession(network.model.SerializeToString(), providers=["CPUExecutionProvider"])
     (result,) = session.run(None, network.inputs)
     np.testing.assert_array_equal(result, network.expected)

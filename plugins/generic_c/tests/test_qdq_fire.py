@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
@@ -95,14 +94,6 @@ def _quantised(directory: Path) -> Path:
     return target
 
 
-def _fused_reference(model: Path) -> ort.InferenceSession:
-    """ONNX Runtime as users run it: all graph optimisations, so the QDQ islands become its QLinear kernels."""
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = 1
-    return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-
-
 def _inputs(seed: int) -> dict[str, np.ndarray]:
     return {"x": np.random.default_rng(1000 + seed).standard_normal(SHAPE).astype(np.float32)}
 
@@ -115,13 +106,13 @@ def test_fire_network_exact_mode_is_bit_exact_with_onnx_runtime_on_20_inputs(
     fused = [layer for layer in generated.report["layers"] if layer["op"] == "QLinearConv"]
     assert len(fused) == 11 and all(layer["requantization"]["arithmetic"] == "float32" for layer in fused)
     executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(), runtime_cache)
-    session = _fused_reference(model)
+    # Against validate's reference (the QLinear fusions alone, no other optimisation): ONNX Runtime with every
+    # graph optimisation is another computation, up to steps away on x86 CPUs without VNNI (docs/fixed-point.rst).
     for seed in range(20):
         inputs = _inputs(seed)
         actual, _ = run_network(executable, generated, inputs, repeats=1)
-        for expected in (run_reference(model, inputs), session.run(None, inputs)):
-            comparisons = compare_outputs(generated, actual, expected, atol=0.0, rtol=0.0)
-            assert all(c.ok for c in comparisons), (seed, [(c.name, c.max_abs_error, c.mismatches) for c in comparisons])
+        comparisons = compare_outputs(generated, actual, run_reference(model, inputs), atol=0.0, rtol=0.0)
+        assert all(c.ok for c in comparisons), (seed, [(c.name, c.max_abs_error, c.mismatches) for c in comparisons])
 
 
 def test_exact_mode_keeps_weights_int8_instead_of_dequantising_them_into_the_arena(
