@@ -44,10 +44,6 @@ ELEMENT_VIEWS: tuple[ElementView, ...] = (
 
 _BY_TYPE = {view.c_type: view for view in ELEMENT_VIEWS}
 
-ARENA_UNION = "dc_arena_elements"
-"""The union tag of the activation arena in ``Network.c`` (``Network.h`` names it for ``--arena user``)."""
-
-
 def padded_bytes(size_bytes: int) -> int:
     """``size_bytes`` rounded up to the largest element (8 bytes), at least one element."""
     return max(8, -(-size_bytes // 8) * 8)

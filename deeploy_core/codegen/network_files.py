@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
-from deeploy_core.codegen.arena_views import typed_address, union_definition, union_members
+from deeploy_core.codegen.arena_views import padded_bytes, typed_address, union_definition, union_members
 from deeploy_core.codegen.c_linkage import C_LINKAGE_CLOSE, C_LINKAGE_OPEN
 from deeploy_core.codegen.execution_block import ExecutionBlock
 from deeploy_core.codegen.weight_literals import bit_pattern_rows, bits_c_type, has_bit_patterns, integer_rows
@@ -349,7 +349,6 @@ def emit_source(
     pointers = [(buffer, buffer_pointer(buffer, ctxt, constants, placement)) for buffer in pointed]
     level_bytes = max([plan.arena_bytes] + [constants[b.name] + b.size_bytes for b in ctxt.of_kind(BufferKind.CONSTANT)
                                             if b.name in constants])
-    arena_words = max(1, -(-level_bytes // 8))
     where = "one static arena" if placement is STATIC_ARRAYS else "one arena"
     if api.user_arena:
         where = f"the caller's arena (given to {api.init})"
@@ -363,7 +362,7 @@ def emit_source(
         *[include_line(header) for header in sorted({*headers, *placement.headers})],
         "",
         f"/* {where[0].upper() + where[1:]} for every activation: {plan.arena_bytes} bytes (lower bound {plan.lower_bound}). */",
-        *_arena_declaration(placement, api, arena_words * 8),
+        *_arena_declaration(placement, api, padded_bytes(level_bytes)),
         *arena_view_lines(api.arena_union_tag),
         *[f"/* {level}: the tensors the arena's level could not hold (its base is set by {api.init}). */\n"
           f"static uint8_t *{level_base_symbol(level)};" for level, _ in outer_levels],
