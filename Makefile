@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PLUGIN_PROJECTS := $(sort $(dir $(wildcard plugins/*/pyproject.toml))) $(sort $(dir $(wildcard examples/*/pyproject.toml)))
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test docs clean models
+.PHONY: demo test docs clean models quant
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 # The optional test extra for tests/models (torch, torchvision, timm, onnxscript; exact pins in pyproject.toml).
 models: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[models]'
+
+# The optional test extra for tests/quant (tensorflow-cpu, tf2onnx, ai-edge-litert, brevitas, qonnx; pins and why in
+# pyproject.toml).  Also what `validate --reference MODEL.tflite` needs.
+quant: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[quant]'
 
 EXAMPLE := build/example/tiny_cnn.onnx
 
