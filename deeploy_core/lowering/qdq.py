@@ -1,31 +1,33 @@
-"""Fixed-point mode for standard QDQ models: DequantizeLinear → op → QuantizeLinear becomes an integer op.
+"""QDQ models to integer layers: every quantised island becomes one integer-in, integer-out operator.
 
-In exact mode a QDQ model runs as written (dequantise, float op, quantise),
-which reproduces ONNX Runtime bit for bit but needs an FPU.  Fixed-point mode
-rewrites every quantised island it recognises:
+A QDQ model writes each quantised layer as float arithmetic between
+DequantizeLinear and QuantizeLinear (the shapes exporters use are in
+:mod:`deeploy_core.lowering.qdq_islands`).  Run as written, every layer would
+keep float tensors in the arena and float weights in flash.  This pass fuses
+each island it recognises into one operator on the integer tensors:
 
 * compute ops become the standard QLinear operators (``QLinearConv``,
-  ``QLinearMatMul``; ``QGemm``, ``QLinearAdd``, ``QLinearMul``,
-  ``QLinearAveragePool``, ``QLinearGlobalAveragePool`` from ``com.microsoft``),
-  whose kernels accumulate in int32 and requantise with a fixed-point
-  multiplier and shift;
+  ``QLinearMatMul``; ``QGemm`` — also for tf2onnx's MatMul + bias Add —,
+  ``QLinearAdd``, ``QLinearMul``, ``QLinearAveragePool``,
+  ``QLinearGlobalAveragePool``, ``QLinearSoftmax`` from ``com.microsoft``),
+  with the int8 weights and int32 biases behind the DequantizeLinear nodes as
+  their constant inputs (the float copies disappear with the DQ nodes);
+* a Relu or Clip between the op and its QuantizeLinear, and a QCDQ Clip after
+  it, become the fused node's ``output_min``/``output_max`` clamp
+  (:mod:`deeploy_core.lowering.quantized_bounds`);
 * ops that only move or select values (MaxPool, Reshape, Transpose, Concat, …)
-  run directly on the integers when their input and output share one scale and
-  zero point, which is how quantizers emit them.
+  run directly on the integers when their input and output share one scale
+  and zero point.
 
-What is left (Softmax, LayerNormalization, islands with unusual parameters)
-keeps its float fallback, and the pass reports how many layers went integer.
-The pass runs before constant folding, while the int8 weights are still
-visible behind their DequantizeLinear nodes.
-
-Exact mode runs :class:`QDQToIntegerExact`, the same rewrite restricted to
-Conv, MatMul and Gemm and marked ``requantization="float32"``: those layers
-then compute what ONNX Runtime's own QDQ fusion computes (QLinearConv,
-QLinearMatMul, QGemm on its CPU provider): an int32 accumulation of
-``(x - zx)(w - zw)`` plus the int32 bias, multiplied in float32 by the
-float32 scale ``(sx · sw) / sy``, rounded half to even and saturated.  A
-float convolution of dequantised values would instead depend on the order in
-which the float products are summed, and round differently on ties.
+The ``requantization`` attribute says whose arithmetic the kernels reproduce:
+``"float32"`` in exact mode (ONNX Runtime's: fused Conv/MatMul/Gemm requantise
+the int32 accumulator in float32 like its QLinear kernels, the other ops
+compute what its unfused float DequantizeLinear → op → QuantizeLinear
+computes) and ``"tflite"`` in fixed-point mode (TFLite's reference int8
+kernels, integer only).  Where TFLite's kernel does not exist for an island's
+parameters (an average pool that rescales) fixed-point mode omits the
+attribute and the platform's own fixed-point kernel runs; a Softmax without
+TFLite's output quantisation keeps its float fallback.
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ from typing import Any
 import numpy as np
 import onnx_graphsurgeon as gs
 
+from deeploy_core.lowering.qdq_islands import (
+    Island,
+    constant_bounds,
+    dequantized_inputs,
+    find_island,
+    parameters,
+    per_tensor,
+    producer,
+    same_quantisation,
+)
+from deeploy_core.lowering.quantized_bounds import activation_range
 from deeploy_core.passes import Modifies, Subgraph, SubgraphTransformation
 
 MICROSOFT = "com.microsoft"
@@ -48,8 +61,12 @@ COMPUTE = {
     "Mul": ("QLinearMul", MICROSOFT),
     "AveragePool": ("QLinearAveragePool", MICROSOFT),
     "GlobalAveragePool": ("QLinearGlobalAveragePool", MICROSOFT),
+    "Softmax": ("QLinearSoftmax", MICROSOFT),
 }
 """Float op → (integer op, domain)."""
+
+UNARY = frozenset({"AveragePool", "GlobalAveragePool", "Softmax"})
+"""Compute ops with one quantised operand."""
 
 VALUE_PRESERVING = frozenset(
     {"MaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Gather", "Identity"}
@@ -58,59 +75,25 @@ VALUE_PRESERVING = frozenset(
 
 (GlobalMaxPool is one too, but platforms have no integer kernel for it: it keeps its float fallback.)"""
 
-WEIGHT_AXIS = {"Conv": 0, "MatMul": 1}
-
-
-def _producer(tensor: gs.Tensor, op: str) -> gs.Node | None:
-    if isinstance(tensor, gs.Constant) or len(tensor.inputs) != 1 or tensor.inputs[0].op != op:
-        return None
-    return tensor.inputs[0]
-
-
-def _parameters(node: gs.Node) -> tuple[np.ndarray, np.ndarray] | None:
-    """(scale, zero point) of a Q/DQ node, or None when they are not constants."""
-    if len(node.inputs) < 2 or not isinstance(node.inputs[1], gs.Constant):
-        return None
-    if len(node.inputs) > 2 and node.inputs[2].name and not isinstance(node.inputs[2], gs.Constant):
-        return None
-    scale = np.asarray(node.inputs[1].values)
-    zero = np.asarray(node.inputs[2].values) if len(node.inputs) > 2 and node.inputs[2].name else np.zeros((), np.uint8)
-    return scale, zero
-
-
-def _per_tensor(node: gs.Node) -> bool:
-    parameters = _parameters(node)
-    return parameters is not None and all(p.size == 1 for p in parameters)
-
-
-def _same_quantisation(a: gs.Node, b: gs.Node) -> bool:
-    pa, pb = _parameters(a), _parameters(b)
-    return (pa is not None and pb is not None and _per_tensor(a) and _per_tensor(b)
-            and np.array_equal(pa[0], pb[0]) and np.array_equal(pa[1], pb[1]) and pa[1].dtype == pb[1].dtype)
-
-
-def _sole_consumer(tensor: gs.Tensor, graph: gs.Graph) -> gs.Node | None:
-    if tensor in graph.outputs or len(tensor.outputs) != 1:
-        return None
-    return tensor.outputs[0]
-
-
-def _qdq_inputs(node: gs.Node) -> list[gs.Node | None]:
-    """The DequantizeLinear producing each data input (None for absent/non-DQ inputs)."""
-    return [_producer(t, "DequantizeLinear") if t.name else None for t in node.inputs]
-
-
 FLOAT_REQUANTIZED = frozenset({"Conv", "MatMul", "Gemm"})
-"""Ops exact mode fuses: ONNX Runtime fuses them too and requantises their int32 accumulator in float32."""
+"""Ops ONNX Runtime itself fuses (requantising their int32 accumulator in float32); the validation reference
+fuses exactly these."""
+
+WEIGHT_AXIS = {"Conv": 0, "MatMul": 1}
+SOFTMAX_STEP = np.float32(1.0 / 256.0)
+"""TFLite's int8 softmax writes probabilities in steps of 1/256 (zero point -128 for int8, 0 for uint8)."""
 
 
 class QDQToInteger(SubgraphTransformation):
-    """Rewrite quantised islands (DQ → op → Q) into integer-only operators."""
+    """Rewrite quantised islands into integer operators computing in ``requantization``'s arithmetic."""
 
     ops: frozenset[str] | None = None
     """The float ops rewritten (None: every one this module knows)."""
-    requantization: str | None = None
-    """Value of the fused nodes' ``requantization`` attribute (None: the kernels' fixed-point default)."""
+    requantization: str | None = "tflite"
+    """Whose arithmetic the fused nodes reproduce: "tflite" (fixed-point mode), "float32" (exact mode) or None
+    (no attribute: standard nodes for ONNX Runtime itself, see :mod:`~deeploy_core.lowering.qdq_reference`)."""
+    absorb_clip: bool = True
+    """Fold a QCDQ integer Clip after the QuantizeLinear into the clamp."""
 
     def modifies(self) -> Modifies:
         return Modifies.Nodes | Modifies.Edges | Modifies.Tensors
@@ -119,52 +102,61 @@ class QDQToInteger(SubgraphTransformation):
         for node in graph.nodes:
             if node.domain not in (None, "", "ai.onnx") or (node.op not in COMPUTE and node.op not in VALUE_PRESERVING):
                 continue
-            if len(node.outputs) != 1 or (self.ops is not None and node.op not in self.ops):
+            if self.ops is not None and node.op not in self.ops:
                 continue
-            quantize = _sole_consumer(node.outputs[0], graph)
-            if quantize is None or quantize.op != "QuantizeLinear":
+            island = find_island(node, graph, self.absorb_clip and node.op not in VALUE_PRESERVING)
+            if island is None or (node.op in VALUE_PRESERVING and (island.activation or island.bias_add)):
                 continue
-            producers = [dq for dq in _qdq_inputs(node) if dq is not None]
-            yield Subgraph((node, quantize, *producers))
+            producers = [dq for dq in dequantized_inputs(node) if dq is not None]
+            yield Subgraph((*island.nodes, *producers))
+
+    def _island(self, graph: gs.Graph, subgraph: Subgraph) -> Island:
+        island = find_island(subgraph.nodes[0], graph, self.absorb_clip and subgraph.nodes[0].op not in VALUE_PRESERVING)
+        assert island is not None, "find_candidates matched it"
+        return island
 
     def can_be_applied(self, graph: gs.Graph, subgraph: Subgraph) -> bool:
-        node, quantize = subgraph.nodes[:2]
-        dequantized = _qdq_inputs(node)
-        if not _per_tensor(quantize):
+        island = self._island(graph, subgraph)
+        node, quantize = island.node, island.quantize
+        dequantized = dequantized_inputs(node)
+        if not per_tensor(quantize) or (island.clip is not None and not _integer_clip(island.clip)):
             return False
         if node.op in VALUE_PRESERVING:
             data = dequantized if node.op == "Concat" else dequantized[:1]
-            return all(dq is not None and _same_quantisation(dq, quantize) for dq in data)
-        return self._compute_applies(node, dequantized)
+            return all(dq is not None and same_quantisation(dq, quantize) for dq in data)
+        if island.bias_add is not None and not self._bias_add_applies(island):
+            return False
+        if node.op == "Softmax" and not self._softmax_applies(node, quantize):
+            return False
+        return _compute_applies(node, dequantized)
+
+    def _softmax_applies(self, node: gs.Node, quantize: gs.Node) -> bool:
+        """Along the last axis only; fixed-point mode only with TFLite's output quantisation."""
+        shape = node.inputs[0].shape
+        if shape is None or int(node.attrs.get("axis", -1)) % len(shape) != len(shape) - 1:
+            return False
+        if self.requantization != "tflite":
+            return True
+        found = parameters(quantize)
+        assert found is not None, "per_tensor checked it"
+        scale, zero = found
+        expected_zero = -128 if zero.dtype == np.int8 else 0
+        return bool(np.float32(scale.reshape(-1)[0]) == SOFTMAX_STEP and int(zero.reshape(-1)[0]) == expected_zero)
 
     @staticmethod
-    def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None]) -> bool:
-        arity = 1 if node.op in ("AveragePool", "GlobalAveragePool") else 2
-        operands = [dq for dq in dequantized[:arity] if dq is not None]
-        if len(operands) != len(dequantized[:arity]) or any(_parameters(dq) is None for dq in operands) \
-                or not _per_tensor(operands[0]):
+    def _bias_add_applies(island: Island) -> bool:
+        """tf2onnx's Dense: a 2-D MatMul whose Add adds an int32 bias over the output columns."""
+        node, bias = island.node, island.bias_dequantize
+        shapes = [node.inputs[0].shape, node.outputs[0].shape]
+        if bias is None or any(shape is None or len(shape) != 2 for shape in shapes):
             return False
-        if node.op in ("Add", "Mul"):
-            return _per_tensor(operands[1])
-        if node.op == "MatMul" and not _matrices_with_shared_batch(node):
-            return False
-        if node.op == "AveragePool" and not _full_area_windows(node):
-            return False
-        if node.op == "Gemm" and (int(node.attrs.get("transA", 0)) or float(node.attrs.get("alpha", 1.0)) != 1.0
-                                  or float(node.attrs.get("beta", 1.0)) != 1.0):
-            return False
-        if arity == 2 and not _per_tensor(operands[1]):
-            axis = int(operands[1].attrs.get("axis", 1)) % max(len(operands[1].inputs[0].shape or (0,)), 1)
-            expected = WEIGHT_AXIS.get(node.op, 0 if int(node.attrs.get("transB", 0)) else 1)
-            if axis != expected:
-                return False
-        if len(node.inputs) > 2 and node.inputs[2].name:
-            return _bias_applies(node.inputs[2], operands)
-        return True
+        operands = [dq for dq in dequantized_inputs(node)[:2] if dq is not None]
+        return len(operands) == 2 and _bias_applies(bias.outputs[0], operands)
 
     def apply(self, graph: gs.Graph, subgraph: Subgraph) -> None:
-        node, quantize = subgraph.nodes[:2]
-        dequantized = _qdq_inputs(node)
+        island = self._island(graph, subgraph)
+        node, quantize = island.node, island.quantize
+        dequantized = dequantized_inputs(node)
         if node.op in VALUE_PRESERVING:
             for index, dq in enumerate(dequantized):
                 if dq is not None:
@@ -172,35 +164,110 @@ class QDQToInteger(SubgraphTransformation):
             node.outputs[0] = quantize.outputs[0]
             quantize.outputs.clear()
             return
-        op, domain = COMPUTE[node.op]
-        arity = 1 if node.op in ("AveragePool", "GlobalAveragePool") else 2
+        op, domain = ("QGemm", MICROSOFT) if island.bias_add is not None else COMPUTE[node.op]
         inputs: list[gs.Tensor] = []
-        for dq in dequantized[:arity]:
+        for dq in dequantized[:1 if node.op in UNARY else 2]:
+            assert dq is not None, "can_be_applied checked the operands"
             inputs.extend(_operand_tensors(dq))
-        if node.op == "Gemm":  # QGemm's C comes before y_scale: an absent bias still takes its (empty) slot
-            has_bias = len(node.inputs) > 2 and bool(node.inputs[2].name)
-            inputs.append(_bias_values(dequantized) if has_bias else gs.Variable.empty())
+        if op == "QGemm":  # QGemm's C comes before y_scale: an absent bias still takes its (empty) slot
+            inputs.append(_gemm_bias(node, island, dequantized))
         inputs.extend(_operand_tensors(quantize)[1:])
         if node.op == "Conv" and len(node.inputs) > 2 and node.inputs[2].name:
-            inputs.append(_bias_values(dequantized))
-        attrs = {k: v for k, v in node.attrs.items() if k != "beta"}
-        if self.requantization is not None:
-            attrs["requantization"] = self.requantization
-        fused = gs.Node(op, name=f"{node.name}_integer", attrs=attrs, inputs=inputs, outputs=[quantize.outputs[0]])
+            inputs.append(_bias_values(dequantized[2]))
+        attrs = self._attributes(island)
+        fused = gs.Node(op, name=f"{node.name}_integer", attrs=attrs, inputs=inputs, outputs=[island.output])
         fused.domain = domain or None
-        node.outputs.clear()
-        quantize.outputs.clear()
+        for member in island.nodes:
+            member.outputs.clear()
         graph.nodes.append(fused)
+
+    def _attributes(self, island: Island) -> dict[str, Any]:
+        """The op's own attributes, the arithmetic, and the clamp of a fused activation or QCDQ Clip."""
+        node = island.node
+        attrs: dict[str, Any] = {k: v for k, v in node.attrs.items() if k != "beta"}
+        if island.bias_add is not None:
+            attrs = {"transB": 0}
+        if node.op == "Softmax":
+            attrs = {"axis": -1, "opset": 13}
+        requantization = self._arithmetic(island)
+        if requantization is not None:
+            attrs["requantization"] = requantization
+        low, high = self._clamp(island, requantization or "float32")
+        if low is not None:
+            attrs["output_min"], attrs["output_max"] = low, high
+        return attrs
+
+    def _arithmetic(self, island: Island) -> str | None:
+        """``requantization``, except where TFLite has no kernel for the island's parameters (see module doc)."""
+        if self.requantization == "tflite" and island.node.op in ("AveragePool", "GlobalAveragePool"):
+            source = dequantized_inputs(island.node)[0]
+            if source is None or not same_quantisation(source, island.quantize):
+                return None
+        return self.requantization
+
+    @staticmethod
+    def _clamp(island: Island, arithmetic: str) -> tuple[int | None, int | None]:
+        """(output_min, output_max) of the activation and the QCDQ Clip, or (None, None) when neither narrows."""
+        found = parameters(island.quantize)
+        assert found is not None, "per_tensor checked it"
+        scale, zero = float(found[0].reshape(-1)[0]), int(found[1].reshape(-1)[0])
+        info = np.iinfo(found[1].dtype)
+        low, high = int(info.min), int(info.max)
+        if island.activation is not None:
+            bounds = constant_bounds(island.activation) if island.activation.op == "Clip" else (0.0, None)
+            assert bounds is not None, "find_island checked the bounds"
+            a, b = activation_range(island.activation.op, bounds, scale, zero, found[1].dtype, arithmetic)
+            low, high = max(low, a), min(high, b)
+        if island.clip is not None:
+            bounds = constant_bounds(island.clip)
+            assert bounds is not None, "find_island checked the bounds"
+            if bounds[0] is not None:
+                low = max(low, math.ceil(bounds[0]))
+            if bounds[1] is not None:
+                high = min(high, math.floor(bounds[1]))
+        if (low, high) == (int(info.min), int(info.max)):
+            return None, None
+        return low, high
 
     def report(self, result: Any) -> str | None:
         return f"{result} quantised layers now integer-only" if result else None
 
 
 class QDQToIntegerExact(QDQToInteger):
-    """Exact mode: DQ → Conv/MatMul/Gemm → Q as ONNX Runtime's fused kernels compute it (float32 requantisation)."""
+    """Exact mode: every island fused, computing what ONNX Runtime computes (``requantization="float32"``)."""
 
-    ops: frozenset[str] | None = FLOAT_REQUANTIZED
     requantization: str | None = "float32"
+
+
+def _integer_clip(clip: gs.Node) -> bool:
+    """A QCDQ Clip: integer data with constant bounds."""
+    return clip.outputs[0].dtype is not None and np.issubdtype(np.dtype(clip.outputs[0].dtype), np.integer)
+
+
+def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None]) -> bool:
+    """The operands' quantisation and the op's attributes are what the integer kernels implement."""
+    arity = 1 if node.op in UNARY else 2
+    operands = [dq for dq in dequantized[:arity] if dq is not None]
+    if len(operands) != len(dequantized[:arity]) or any(parameters(dq) is None for dq in operands) \
+            or not per_tensor(operands[0]):
+        return False
+    if node.op in ("Add", "Mul"):
+        return per_tensor(operands[1])
+    if node.op == "MatMul" and not _matrices_with_shared_batch(node):
+        return False
+    if node.op == "AveragePool" and not _full_area_windows(node):
+        return False
+    if node.op == "Gemm" and (int(node.attrs.get("transA", 0)) or float(node.attrs.get("alpha", 1.0)) != 1.0
+                              or float(node.attrs.get("beta", 1.0)) != 1.0):
+        return False
+    if arity == 2 and not per_tensor(operands[1]):
+        axis = int(operands[1].attrs.get("axis", 1)) % max(len(operands[1].inputs[0].shape or (0,)), 1)
+        expected = WEIGHT_AXIS.get(node.op, 0 if int(node.attrs.get("transB", 0)) else 1)
+        if axis != expected:
+            return False
+    if len(node.inputs) > 2 and node.inputs[2].name:
+        return _bias_applies(node.inputs[2], operands)
+    return True
 
 
 def _operand_tensors(qdq: gs.Node) -> list[gs.Tensor]:
@@ -210,12 +277,20 @@ def _operand_tensors(qdq: gs.Node) -> list[gs.Tensor]:
     return [qdq.inputs[0] if qdq.op == "DequantizeLinear" else qdq.outputs[0], qdq.inputs[1], zero]
 
 
-def _bias_values(dequantized: list[gs.Node | None]) -> gs.Tensor:
-    """The int32 constant behind the bias's DequantizeLinear, which :meth:`can_be_applied` found there."""
-    bias = dequantized[2]
+def _bias_values(bias: gs.Node | None) -> gs.Tensor:
+    """The int32 constant behind a bias's DequantizeLinear, which :meth:`can_be_applied` found there."""
     if bias is None:
         raise ValueError("the bias of a fused QDQ node has no DequantizeLinear producer")
     return bias.inputs[0]
+
+
+def _gemm_bias(node: gs.Node, island: Island, dequantized: list[gs.Node | None]) -> gs.Tensor:
+    """QGemm's C: a Gemm's own bias, the Add's bias of tf2onnx's Dense, or the empty slot."""
+    if island.bias_add is not None:
+        return _bias_values(island.bias_dequantize)
+    if len(node.inputs) > 2 and node.inputs[2].name:
+        return _bias_values(dequantized[2])
+    return gs.Variable.empty()
 
 
 def _matrices_with_shared_batch(node: gs.Node) -> bool:
@@ -247,17 +322,18 @@ def _full_area_windows(node: gs.Node) -> bool:
 
 def _bias_applies(bias: gs.Tensor, operands: list[gs.Node]) -> bool:
     """A bias qualifies when it is int32 with zero point 0 and scale s_in · s_w, as quantizers emit it."""
-    dq = _producer(bias, "DequantizeLinear")
+    dq = producer(bias, "DequantizeLinear")
     if dq is None or not isinstance(dq.inputs[0], gs.Constant) or np.asarray(dq.inputs[0].values).dtype != np.int32:
         return False
-    parameters = _parameters(dq)
-    if parameters is None or np.any(parameters[1] != 0):
+    found = parameters(dq)
+    if found is None or np.any(found[1] != 0):
         return False
     if not np.any(np.asarray(dq.inputs[0].values)):
         return True  # a zero bias is zero at any scale (exporters share one zero bias among layers of other scales)
-    scales = [np.asarray(found[0], np.float64) for found in map(_parameters, operands) if found is not None]
+    scales = [np.asarray(p[0], np.float64) for p in map(parameters, operands) if p is not None]
     if len(scales) != 2:
         return False
     x_scale, w_scale = scales
     expected = (x_scale.reshape(-1)[0] * w_scale.reshape(-1)).astype(np.float32)
-    return bool(np.allclose(np.asarray(parameters[0], np.float32).reshape(-1), expected, rtol=1e-6, atol=0))
+    actual = np.asarray(found[0], np.float32).reshape(-1)
+    return actual.size in (1, expected.size) and bool(np.allclose(actual, expected, rtol=1e-6, atol=0))
