@@ -190,10 +190,12 @@ def test_a_claimed_schemaless_op_without_a_declaration_says_so(tmp_path: Path) -
 
 
 def dynamic_add(path: Path) -> Path:
-    """x + 3 with a dynamic batch: its input type picks the kernel, its shape must be fixed to import at all."""
+    """x + 3 with a dynamic length: its input type picks the kernel, its shape must be fixed to import at all
+    (a dynamic first dimension alone would be compiled for batch 1)."""
     three = numpy_helper.from_array(np.full((4,), 3, np.float32), "three")
     return save(path, [helper.make_node("Add", ["x", "three"], ["y"], name="add")],
-                [value("x", TensorProto.FLOAT, ["n", 4])], [value("y", TensorProto.FLOAT, ["n", 4])], [three])
+                [value("x", TensorProto.FLOAT, ["n", 4, "n"])], [value("y", TensorProto.FLOAT, ["n", 4, "n"])],
+                [three])
 
 
 def test_input_shapes_and_types_apply_as_in_compile(tmp_path: Path) -> None:
@@ -201,10 +203,10 @@ def test_input_shapes_and_types_apply_as_in_compile(tmp_path: Path) -> None:
     dynamic = invoke(tmp_path, "--model", model, "--platform", "generic-c", "--json")
     assert dynamic.exit_code == 2 and verdicts(dynamic)["add"]["generic-c"]["kind"] == "not-checked"
     assert "--input-shape" in verdicts(dynamic)["add"]["generic-c"]["reason"]
-    fixed = invoke(tmp_path, "--model", model, "--platform", "generic-c", "--input-shape", "x=2x4", "--json")
+    fixed = invoke(tmp_path, "--model", model, "--platform", "generic-c", "--input-shape", "x=2x4x4", "--json")
     assert fixed.exit_code == 0, fixed.describe()
     assert verdicts(fixed)["add"]["generic-c"]["kernel"].startswith("Add float32")
-    typed = invoke(tmp_path, "--model", model, "--platform", "generic-c", "--input-shape", "x=2x4",
+    typed = invoke(tmp_path, "--model", model, "--platform", "generic-c", "--input-shape", "x=2x4x4",
                    "--input-type", "x=int8", "--json")
     assert typed.exit_code == 0, typed.describe()
     assert verdicts(typed)["add"]["generic-c"]["kernel"].startswith("Add integer")

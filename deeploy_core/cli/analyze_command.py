@@ -16,6 +16,7 @@ from deeploy_core.cli.progress import print_timings, quiet_option, stage_progres
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.table_output import TextTable, drawable, print_table
 from deeploy_core.cli.terminal_text import terminal_text
+from deeploy_core.frontend.batch_dimension import NOTICE_PREFIX
 
 LAYER_COLUMNS = ("#", "op", "node", "output", "dtype", "MACs", "weights B", "activations B", "offset", "requant")
 ESTIMATE_COLUMNS = (("layer", "layer"), ("tiles", "tiles"), ("cycles", "cycles"), ("compute", "compute_cycles"),
@@ -64,8 +65,9 @@ def analyze_command(session: CliSession, model: Path, as_json: bool, quiet: bool
         print_table(console, patterns, fallback="plain", draw=draw)
     if estimate is not None:
         print_table(console, estimate, fallback="plain", draw=draw)
-    for warning in report["warnings"]:
-        console.print(terminal_text("warning:", "yellow"), terminal_text(warning))
+    for warning in report["warnings"]:  # a notice (batch 1 for a dynamic batch) is no warning
+        console.print(*([] if warning.startswith(NOTICE_PREFIX) else [terminal_text("warning:", "yellow")]),
+                      terminal_text(warning))
 
 
 def estimate_table(estimate: dict) -> TextTable:

@@ -16,6 +16,7 @@ from deeploy_core.cli.progress import print_timings, quiet_option, stage_progres
 from deeploy_core.cli.self_test_data import check_data_options, compile_with_data, self_test_options
 from deeploy_core.cli.session import CliSession
 from deeploy_core.errors import printable_line
+from deeploy_core.frontend.batch_dimension import NOTICE_PREFIX
 from deeploy_core.tolerance import Tolerance
 
 
@@ -77,9 +78,10 @@ def compile_command(
         # Last, so that it holds the time spent writing the others; never in report.json (see GeneratedNetwork).
         written.append(generated.write_timings(staging))
         listing = listed_entries(output, staging, written)
+    report = generated.report
+    notices[:0] = [line for line in report["warnings"] if line.startswith(NOTICE_PREFIX)]
     for line in notices:
         click.echo(printable_line(line), err=True)
-    report = generated.report
     click.echo(
         f"{model.name}: {len(report['layers'])} layers, {report['number_of_ops']} ops, "
         f"arena {report['memory']['arena_bytes']} B (lower bound {report['memory']['lower_bound_bytes']} B), "

@@ -16,6 +16,7 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import inliner, shape_inference, version_converter
 
+from deeploy_core.frontend.batch_dimension import fix_dynamic_batch
 from deeploy_core.frontend.custom_ops import OpClaims
 from deeploy_core.frontend.detached_weights import detach_large_weights
 from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declarations, park_declared_ops, unpark_declared_ops
@@ -164,6 +165,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     if model.functions:
         model = inliner.inline_local_functions(model)
     apply_input_shapes(model, input_shapes or {})
+    notices = fix_dynamic_batch(model, given=(input_shapes or {}).keys())
     check_static_inputs(model)
     if source_opset != CANONICAL_OPSET:
         try:
@@ -185,7 +187,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
         graph.toposort()
     except Exception as error:  # noqa: BLE001 - graphsurgeon raises a bare exception on cycles
         raise ModelImportError(f"the graph is not acyclic: {first_line(error)}") from error
-    return ImportedModel(model=model, graph=graph, source_opset=source_opset, warnings=warnings)
+    return ImportedModel(model=model, graph=graph, source_opset=source_opset, warnings=notices + warnings)
 
 
 def import_model(path: Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
