@@ -1,0 +1,354 @@
+"""TFLite's integer arithmetic in Python: how its int8 kernels derive their parameters, and what they compute.
+
+``--quantization fixed-point`` promises LiteRT's reference int8 kernels' outputs
+bit for bit.  Those kernels never touch a float at run time, but they derive
+their integer parameters from the tensors' float32 scales once, in double
+precision, with choices of their own (how the multiplier is rounded, where the
+shift saturates, Add's 20-bit headroom, Softmax's Q5.26 input).  A parameter
+one unit off changes outputs, so this module reproduces each derivation
+exactly; the generated C (``dcg_tflite.h``) then applies the parameters.
+
+The second half holds numpy models of every kernel's integer arithmetic, for
+tests: int32 values are carried in int64 arrays and wrapped to 32 bits where
+TFLite's C++ relies on two's complement overflow.
+
+Conventions follow TFLite's: a quantised multiplier is ``(m, shift)`` with
+``m`` in ``[2^30, 2^31)`` (or 0) standing for ``m · 2^(shift - 31)``; a
+positive shift multiplies, a negative one divides.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+ADD_LEFT_SHIFT = 20
+"""Bits of headroom Add gives both 8-bit operands before rescaling them to a common scale."""
+SOFTMAX_INPUT_INTEGER_BITS = 5
+"""Softmax feeds exp() differences in Q5.26: integer part down to -32, where exp is below one output step."""
+SOFTMAX_ACCUMULATION_INTEGER_BITS = 12
+"""Softmax sums its exponentials in Q12.19 (up to 4096 terms of at most one)."""
+
+
+class TfliteParameterError(ValueError):
+    """A scale TFLite's kernels would refuse (its Prepare aborts), with the reason."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parameter derivation (double precision, as TFLite's Prepare functions do it)
+# ---------------------------------------------------------------------------------------------------------------
+
+def round_half_away(value: float) -> int:
+    """``std::round``: the nearest integer, halves away from zero (exact for every double)."""
+    magnitude = abs(value)
+    floor = math.floor(magnitude)
+    result = floor + 1 if magnitude - floor >= 0.5 else floor  # the subtraction is exact below 2^52
+    return int(math.copysign(result, value)) if result else 0
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """``(m, shift)`` with ``real ≈ m · 2^(shift - 31)``, derived as TFLite's QuantizeMultiplier derives it.
+
+    The significand of ``frexp`` (in [0.5, 1)) is scaled to 31 bits and
+    rounded half away from zero; when that rounds up to 2^31 the pair is
+    renormalised.  A value below about 2^-32 flushes to ``(0, 0)`` (all bits
+    would be shifted out), which TFLite chose over shifts beyond 31.
+    """
+    if not math.isfinite(real) or real < 0:
+        raise TfliteParameterError(f"multiplier {real} must be finite and non-negative")
+    if real == 0.0:
+        return 0, 0
+    significand, shift = math.frexp(real)
+    fixed = round_half_away(significand * 2.0**31)
+    if fixed == 2**31:
+        fixed, shift = fixed // 2, shift + 1
+    if shift < -31:
+        return 0, 0
+    return fixed, shift
+
+
+def quantize_multiplier_below_one(real: float) -> tuple[int, int]:
+    """QuantizeMultiplierSmallerThanOneExp: as :func:`quantize_multiplier`, for ``0 < real < 1`` (shift ≤ 0)."""
+    if not 0.0 < real < 1.0:
+        raise TfliteParameterError(f"multiplier {real} must lie in (0, 1)")
+    multiplier, shift = quantize_multiplier(real)
+    if shift > 0:
+        raise TfliteParameterError(f"multiplier {real} rounds up to 1")
+    return multiplier, shift
+
+
+def quantize_multiplier_above_one(real: float) -> tuple[int, int]:
+    """QuantizeMultiplierGreaterThanOne: as :func:`quantize_multiplier`, for ``real > 1`` (shift ≥ 0)."""
+    if not real > 1.0:
+        raise TfliteParameterError(f"multiplier {real} must exceed 1")
+    return quantize_multiplier(real)
+
+
+def _double(scale: float) -> float:
+    """A tensor scale as TFLite holds it (float32), widened to double."""
+    return float(np.float32(scale))
+
+
+def effective_scale(input_scale: float, weight_scale: float, output_scale: float) -> float:
+    """Conv / depthwise Conv / FullyConnected: ``double(s_in) · double(s_w) / double(s_out)``, left to right."""
+    return _double(input_scale) * _double(weight_scale) / _double(output_scale)
+
+
+def linear_multipliers(input_scale: float, weight_scales: np.ndarray, output_scale: float
+                       ) -> tuple[list[int], list[int]]:
+    """Per-channel (or one per-tensor) multipliers and shifts of a Conv/FullyConnected layer."""
+    pairs = [quantize_multiplier(effective_scale(input_scale, float(w), output_scale))
+             for w in np.asarray(weight_scales, np.float64).reshape(-1)]
+    return [m for m, _ in pairs], [s for _, s in pairs]
+
+
+@dataclass(frozen=True)
+class AddParameters:
+    """Add's integer parameters: both operands shifted left by ``left_shift``, rescaled, summed, rescaled."""
+
+    left_shift: int
+    input1: tuple[int, int]
+    input2: tuple[int, int]
+    output: tuple[int, int]
+
+
+def add_parameters(scale1: float, scale2: float, output_scale: float) -> AddParameters:
+    """Add (int8/uint8): the operands are brought to ``2 · max(s1, s2)``, 20 bits of headroom, then to ``s_out``."""
+    s1, s2, so = _double(scale1), _double(scale2), _double(output_scale)
+    twice_max = 2.0 * max(s1, s2)
+    return AddParameters(
+        left_shift=ADD_LEFT_SHIFT,
+        input1=quantize_multiplier_below_one(s1 / twice_max),
+        input2=quantize_multiplier_below_one(s2 / twice_max),
+        output=quantize_multiplier_below_one(twice_max / ((1 << ADD_LEFT_SHIFT) * so)))
+
+
+def mul_parameters(scale1: float, scale2: float, output_scale: float) -> tuple[int, int]:
+    """Mul (int8/uint8): one multiplier for ``double(s1) · double(s2) / double(s_out)``."""
+    return quantize_multiplier(_double(scale1) * _double(scale2) / _double(output_scale))
+
+
+@dataclass(frozen=True)
+class SoftmaxParameters:
+    """Softmax's parameters: differences ``x - max`` are scaled to Q5.26 by ``(multiplier, left_shift)``.
+
+    Differences below ``diff_min`` would scale below -32 (or overflow); their
+    exponential is under one output step, so the kernel outputs the minimum.
+    """
+
+    multiplier: int
+    left_shift: int
+    diff_min: int
+
+
+def softmax_parameters(input_scale: float, beta: float = 1.0) -> SoftmaxParameters:
+    """PreprocessSoftmaxScaling with 5 integer bits, and the input radius that bounds the differences."""
+    bits = SOFTMAX_INPUT_INTEGER_BITS
+    real = min(float(beta) * _double(input_scale) * float(1 << (31 - bits)), float((1 << 31) - 1))
+    multiplier, left_shift = quantize_multiplier_above_one(real)
+    if left_shift < 0:
+        raise TfliteParameterError(f"softmax input scale {input_scale} gives a negative shift")
+    radius = ((1 << bits) - 1) * (1 << (31 - bits)) / float(1 << left_shift)
+    return SoftmaxParameters(multiplier, left_shift, -int(math.floor(radius)))
+
+
+def quantized_bound(bound: float, scale: float, zero: int) -> int:
+    """``zero + round_half_away(bound / scale)`` with the division in float32, as TFLite quantises a fused bound."""
+    quotient = np.float32(bound) / np.float32(scale)
+    if not np.isfinite(quotient):
+        raise TfliteParameterError(f"bound {bound} / scale {scale} is not finite")
+    return int(zero) + round_half_away(float(quotient))
+
+
+def activation_range(low: float | None, high: float | None, scale: float, zero: int, dtype: np.dtype
+                     ) -> tuple[int, int]:
+    """The output clamp of a fused Relu (0, None), Relu6 (0, 6), ReluN1To1 (-1, 1) or Clip, within the type."""
+    info = np.iinfo(dtype)
+    qmin, qmax = int(info.min), int(info.max)
+    if low is not None:
+        qmin = max(qmin, quantized_bound(low, scale, zero))
+    if high is not None:
+        qmax = min(qmax, quantized_bound(high, scale, zero))
+    return qmin, qmax
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reference arithmetic (numpy, vectorised; int32 values in int64 arrays)
+# ---------------------------------------------------------------------------------------------------------------
+
+def wrap32(values: np.ndarray | int) -> np.ndarray:
+    """Two's complement wrap to int32 (what TFLite's int32 overflows do on every target it runs on)."""
+    v = np.asarray(values, dtype=np.int64)
+    return ((v + 2**31) & 0xFFFFFFFF) - 2**31
+
+
+def _trunc_div(numerator: np.ndarray, power: int) -> np.ndarray:
+    """``numerator / 2^power`` rounded toward zero (C's integer division)."""
+    magnitude = np.abs(numerator) >> power
+    return np.where(numerator < 0, -magnitude, magnitude)
+
+
+def saturating_rounding_doubling_high_mul(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+    """``round(a · b / 2^31)`` with ties away from zero in TFLite's way (nudge, then truncate); MIN·MIN saturates."""
+    a64, b64 = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    product = a64 * b64  # |a·b| ≤ 2^62: exact in int64
+    nudge = np.where(product >= 0, 1 << 30, 1 - (1 << 30))
+    result = _trunc_div(product + nudge, 31)
+    return np.where((a64 == INT32_MIN) & (b64 == INT32_MIN), INT32_MAX, result)
+
+
+def rounding_divide_by_pot(x: np.ndarray | int, exponent: np.ndarray | int) -> np.ndarray:
+    """``x / 2^exponent`` rounded to nearest, ties away from zero (exponent 0..62)."""
+    x64, e = np.asarray(x, np.int64), np.asarray(exponent, np.int64)
+    mask = (np.int64(1) << e) - 1
+    remainder = x64 & mask
+    threshold = (mask >> 1) + (x64 < 0)
+    return (x64 >> e) + (remainder > threshold)
+
+
+def saturating_left_shift(x: np.ndarray | int, exponent: int) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingMultiplyByPOT with a positive exponent: ``x · 2^e`` clamped to int32."""
+    x64 = np.asarray(x, np.int64)
+    threshold = (1 << (31 - exponent)) - 1
+    return np.where(x64 > threshold, INT32_MAX, np.where(x64 < -threshold, INT32_MIN, x64 << exponent))
+
+
+def multiply_by_quantized_multiplier(x: np.ndarray | int, multiplier: np.ndarray | int,
+                                     shift: np.ndarray | int) -> np.ndarray:
+    """TFLite's double-rounding requantisation: left shift (wrapping), high multiply, rounding right shift."""
+    s = np.asarray(shift, np.int64)
+    left, right = np.maximum(s, 0), np.maximum(-s, 0)
+    shifted = wrap32(np.asarray(x, np.int64) << left)
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right)
+
+
+def requantize(acc: np.ndarray, multiplier: np.ndarray | int, shift: np.ndarray | int, zero: int,
+               low: int, high: int) -> np.ndarray:
+    """Conv/FullyConnected output: requantise the int32 accumulator, add the zero point, clamp."""
+    value = wrap32(multiply_by_quantized_multiplier(wrap32(acc), multiplier, shift) + zero)
+    return np.clip(value, low, high)
+
+
+def add(x1: np.ndarray, zero1: int, x2: np.ndarray, zero2: int, parameters: AddParameters, zero: int,
+        low: int, high: int) -> np.ndarray:
+    """Add of two quantised tensors (broadcasting as numpy does)."""
+    a = (np.asarray(x1, np.int64) - zero1) << parameters.left_shift
+    b = (np.asarray(x2, np.int64) - zero2) << parameters.left_shift
+    a = multiply_by_quantized_multiplier(a, *parameters.input1)
+    b = multiply_by_quantized_multiplier(b, *parameters.input2)
+    total = multiply_by_quantized_multiplier(wrap32(a + b), *parameters.output)
+    return np.clip(total + zero, low, high)
+
+
+def mul(x1: np.ndarray, zero1: int, x2: np.ndarray, zero2: int, multiplier: int, shift: int, zero: int,
+        low: int, high: int) -> np.ndarray:
+    """Mul of two quantised tensors (broadcasting as numpy does)."""
+    product = (np.asarray(x1, np.int64) - zero1) * (np.asarray(x2, np.int64) - zero2)
+    return np.clip(wrap32(multiply_by_quantized_multiplier(product, multiplier, shift) + zero), low, high)
+
+
+def rounded_average(total: np.ndarray, count: np.ndarray | int) -> np.ndarray:
+    """AveragePool's division: ``total / count`` rounded half away from zero in integers."""
+    t, c = np.asarray(total, np.int64), np.asarray(count, np.int64)
+    half = c // 2
+    return np.where(t > 0, (t + half) // c, -((-t + half) // c))
+
+
+def average_pool(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int],
+                 pads: tuple[int, int, int, int], low: int, high: int) -> np.ndarray:
+    """AveragePool on NCHW raw values (input and output share scale and zero point): only in-bounds pixels count.
+
+    ``pads`` are (top, left, bottom, right).
+    """
+    n, c, h, w = x.shape
+    top, left, bottom, right = pads
+    oh = (h + top + bottom - kernel[0]) // strides[0] + 1
+    ow = (w + left + right - kernel[1]) // strides[1] + 1
+    out = np.empty((n, c, oh, ow), np.int64)
+    for oy in range(oh):
+        for ox in range(ow):
+            y0, x0 = oy * strides[0] - top, ox * strides[1] - left
+            ys = slice(max(y0, 0), min(y0 + kernel[0], h))
+            xs = slice(max(x0, 0), min(x0 + kernel[1], w))
+            window = np.asarray(x[:, :, ys, xs], np.int64)
+            count = window.shape[2] * window.shape[3]
+            out[:, :, oy, ox] = rounded_average(window.sum(axis=(2, 3)), count)
+    return np.clip(out, low, high)
+
+
+_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
+               (4, 242))
+"""``(k, round(2^31 · exp(-2^k)))``: exp of each power-of-two part of a Q5.26 magnitude, in Q0.31."""
+_EXP_MINUS_ONE_EIGHTH = 1895147668
+"""``round(2^31 · exp(-1/8))``: the Taylor expansion's centre value in Q0.31."""
+_ONE_THIRD = 715827883
+"""``round(2^31 / 3)`` in Q0.31."""
+_48_OVER_17, _MINUS_32_OVER_17 = 1515870810, -1010580540
+"""Newton-Raphson's starting line for 1/d, d in [0.5, 1): ``48/17 - 32/17 · d`` in Q2.29."""
+
+
+def _srdhm(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    return saturating_rounding_doubling_high_mul(a, b)
+
+
+def exp_on_negative_values(a: np.ndarray) -> np.ndarray:
+    """``exp(a)`` for ``a ≤ 0`` given in Q5.26, as Q0.31 (exp(0) saturates to 2^31 - 1)."""
+    a = np.asarray(a, np.int64)
+    quarter = 1 << 24  # 1/4 in Q5.26
+    # a = (a mod 1/4) - 1/4 - remainder with the offset in [-1/4, 0): a Taylor series there, then one factor
+    # exp(-2^k) for each bit of the remainder.
+    offset = (a & (quarter - 1)) - quarter
+    x = saturating_left_shift(offset, 5) + (1 << 28)  # to Q0.31, centred on -1/8
+    x2 = _srdhm(x, x)
+    x3 = _srdhm(x2, x)
+    x4 = _srdhm(x2, x2)
+    x4_over_4 = rounding_divide_by_pot(x4, 2)
+    poly = rounding_divide_by_pot(_srdhm(wrap32(x4_over_4 + x3), _ONE_THIRD) + x2, 1)
+    result = wrap32(_EXP_MINUS_ONE_EIGHTH + _srdhm(np.full_like(x, _EXP_MINUS_ONE_EIGHTH), wrap32(x + poly)))
+    remainder = wrap32(offset - a)
+    for k, factor in _EXP_BARREL:
+        bit = (remainder >> (26 + k)) & 1
+        result = np.where(bit != 0, _srdhm(result, factor), result)
+    return np.where(a == 0, INT32_MAX, result)
+
+
+def one_over_one_plus_x(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + x)`` for x in [0, 1) in Q0.31, by three Newton-Raphson steps on ``d = (1 + x) / 2``."""
+    x = np.asarray(x, np.int64)
+    total = x + INT32_MAX
+    half_denominator = (total + np.where(total >= 0, 1, -1)) // 2  # total ≥ 0 here: rounding half up
+    estimate = _48_OVER_17 + _srdhm(half_denominator, _MINUS_32_OVER_17)  # Q2.29
+    one_q29 = 1 << 29
+    for _ in range(3):
+        error = wrap32(one_q29 - _srdhm(half_denominator, estimate))  # Q2.29
+        estimate = wrap32(estimate + saturating_left_shift(_srdhm(estimate, error), 2))
+    return saturating_left_shift(estimate, 1)  # 1/d = 2/(1+x) in Q2.29 is 1/(1+x) in Q1.30 → Q0.31
+
+
+def _count_leading_zeros(values: np.ndarray) -> np.ndarray:
+    v = np.asarray(values, np.int64) & 0xFFFFFFFF
+    return np.array([32 - int(u).bit_length() for u in v.reshape(-1)], np.int64).reshape(v.shape)
+
+
+def softmax(x: np.ndarray, parameters: SoftmaxParameters, output_dtype: np.dtype) -> np.ndarray:
+    """Softmax along the last axis of raw int8/uint8 values; output scale 1/256 at the type's minimum."""
+    x = np.asarray(x, np.int64)
+    out_info = np.iinfo(output_dtype)
+    out_bits = 8 * np.dtype(output_dtype).itemsize
+    diff = x - x.max(axis=-1, keepdims=True)
+    valid = diff >= parameters.diff_min
+    scaled = _srdhm(wrap32(np.where(valid, diff, 0) << parameters.left_shift), parameters.multiplier)
+    exps = exp_on_negative_values(scaled)
+    terms = np.where(valid, rounding_divide_by_pot(exps, SOFTMAX_ACCUMULATION_INTEGER_BITS), 0)
+    total = wrap32(terms.sum(axis=-1, keepdims=True))
+    headroom = _count_leading_zeros(total)
+    bits_over_unit = SOFTMAX_ACCUMULATION_INTEGER_BITS - headroom
+    shifted_minus_one = wrap32(((total & 0xFFFFFFFF) << headroom) - (1 << 31))
+    reciprocal = one_over_one_plus_x(shifted_minus_one)
+    unsaturated = rounding_divide_by_pot(_srdhm(reciprocal, exps), bits_over_unit + 31 - out_bits)
+    result = np.clip(unsaturated + int(out_info.min), int(out_info.min), int(out_info.max))
+    return np.where(valid, result, int(out_info.min))
