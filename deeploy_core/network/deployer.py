@@ -33,8 +33,12 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import op_claims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
+from deeploy_core.lowering.dequantize_cast import CastToDequantizeLinear
 from deeploy_core.lowering.integer_types import IntegerTypeInference
+from deeploy_core.lowering.qcdq_constants import FoldQcdqConstants
 from deeploy_core.lowering.qdq import QDQToInteger, QDQToIntegerExact
+from deeploy_core.lowering.qonnx import LowerQonnx
+from deeploy_core.lowering.quantized_lookup import LOOKUP_OP, QuantizedLookup
 from deeploy_core.lowering.remove_identity import RemoveIdentity
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.context_builder import build_context
@@ -89,8 +93,11 @@ class NetworkDeployer(Deployer):
         fixed_point: list[Pass[gs.Graph]] = [QDQToInteger()] if settings.quantization == "fixed-point" else []
         if settings.quantization == "exact" and self.platform.mappers_for("QLinearConv"):
             fixed_point = [QDQToIntegerExact()]  # the platform reproduces ONNX Runtime's fused QDQ kernels
+        if fixed_point and self.platform.mappers_for(LOOKUP_OP):  # what is left of 8-bit islands: table lookups
+            fixed_point.append(QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32"))
         pipeline = Pipeline(
-            [RemoveIdentity(), *fixed_point, FoldConstants(), *typing, *self.platform.lowering()],
+            [RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(), CastToDequantizeLinear(), *fixed_point,
+             FoldConstants(), *typing, *self.platform.lowering()],
             name=f"lowering:{self.platform.name}",
         )
         compilation.lowering_results = pipeline.apply_pass(compilation.graph, {}) or {}
