@@ -1,4 +1,4 @@
-"""``tf2onnx --dequantize`` inputs: ``Cast(int → float) [→ Sub(zp)] → Mul(scale)`` runs as DequantizeLinear (issue 30).
+"""tf2onnx ``--dequantize`` inputs: ``Cast(int → float) [→ Sub(zp)] → Mul(scale)`` runs as DequantizeLinear (#30).
 
 The network below starts as tf2onnx writes a dequantised TFLite model's int8 input (a Cast to float32, the Sub of
 the zero point, the Mul by the scale) and continues in float (Transpose, Conv, Relu, Gemm).  It compiles on
@@ -37,7 +37,8 @@ def dequantize_chain(dtype: type, zero: float | None, scale: float, *, swapped_s
     nodes = [helper.make_node("Cast", ["x"], ["x_cast"], name="x_dequant_Cast", to=TensorProto.FLOAT)]
     before = "x_cast"
     if zero is not None:
-        nodes.append(helper.make_node("Constant", [], ["zp"], value=numpy_helper.from_array(np.array(zero, np.float32))))
+        zp = numpy_helper.from_array(np.array(zero, np.float32))
+        nodes.append(helper.make_node("Constant", [], ["zp"], value=zp))
         nodes.append(helper.make_node("Sub", ["zp", "x_cast"] if swapped_sub else ["x_cast", "zp"], ["x_sub"],
                                       name="x_dequant_Sub"))
         before = "x_sub"
@@ -59,7 +60,8 @@ def network(path: Path, dtype: type = np.int8, zero: float | None = -1.0, scale:
              helper.make_node("Relu", ["c"], ["r"], name="relu"),
              helper.make_node("Flatten", ["r"], ["f"], name="flatten"),
              helper.make_node("Gemm", ["f", "fc"], ["y"], name="fc")]
-    graph = helper.make_graph(nodes, "tf2onnx", [helper.make_tensor_value_info("x", NUMPY_TO_ONNX[dtype], [1, 6, 6, 3])],
+    graph = helper.make_graph(nodes, "tf2onnx",
+                              [helper.make_tensor_value_info("x", NUMPY_TO_ONNX[dtype], [1, 6, 6, 3])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])], weights)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
     return path
