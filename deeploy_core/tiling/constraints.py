@@ -29,6 +29,7 @@ from deeploy_core.tiling.geometry import (
     SlidingWindow,
     TileConstraint,
 )
+from deeploy_core.tiling.qlinear_softmax import QLinearSoftmaxRows
 from deeploy_core.tiling.requantised_gemm import RequantisedGemmProduct
 from deeploy_core.tiling.zero_points import ZeroPointMatrixProduct
 
@@ -73,6 +74,7 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "MatMulInteger": ZeroPointMatrixProduct(),  # zero points per tensor, per row of A, per column of B
     "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
     "Softmax": AlongAxes("softmax"),
+    "com.microsoft.QLinearSoftmax": QLinearSoftmaxRows(),  # whole rows along axis (opset >= 13) or axis… (older)
     # Deeploy dialect: whole last-axis rows per tile (the kernels ignore a copied Softmax ``axis``).
     **{op: LastAxisRows() for op in ("iSoftmax", "ITAMax", "ITAPartialMax", "iLayerNorm", "iRMSNorm")},
     "LayerNormalization": AlongAxes("layernorm"),

@@ -19,12 +19,25 @@ code.  Two requantisers:
 Exact mode fuses Conv, MatMul and Gemm islands into the same operators with
 the attribute ``requantization="float32"``: the int32 accumulator is then
 requantised in float32 as ONNX Runtime's fused kernels do it
-(:class:`FloatRequantiser`), for platforms with an FPU.
+(:class:`FloatRequantiser`), for platforms with an FPU; exact mode's Add, Mul,
+average pools and Softmax are in :mod:`~deeploy_generic_c.ops.qlinear_float32`
+and :mod:`~deeploy_generic_c.ops.qlinear_softmax`.  Fixed-point mode marks its
+nodes ``requantization="tflite"``: Conv/MatMul/Gemm then requantise with
+TFLite's integer arithmetic (:mod:`~deeploy_generic_c.ops.tflite_requantiser`),
+the other ops are in :mod:`~deeploy_generic_c.ops.qlinear_tflite`.  Nodes without
+the attribute (QOperator files) keep the kernels of this module.
+
+Every fused node may carry ``output_min``/``output_max``: a Relu, Clip or QCDQ
+clip the lowering folded into the layer.  Quantisation is monotone, so
+clamping the quantised output to those bounds equals running the activation
+before quantising; every requantiser takes the clamp as its ``low``/``high``
+(:func:`clamp_requantiser`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import onnx_graphsurgeon as gs
@@ -47,7 +60,23 @@ from deeploy_generic_c.ops.float32_rounding import HEADER as ROUNDING_HEADER
 from deeploy_generic_c.ops.float32_rounding import Float32RoundingRequantiser
 from deeploy_generic_c.ops.integer import INLINE, _loops
 
+try:  # engineer B's TFLite requantiser (fixed-point mode); without it, "tflite" nodes find no Conv/MatMul/Gemm kernel
+    from deeploy_generic_c.ops import tflite_requantiser as _tflite
+except ImportError:  # pragma: no cover - only while the module is absent
+    _tflite = None  # type: ignore[assignment]
+
 MAX_SHIFT = 62
+
+
+class _Clamped(Protocol):
+    """What :func:`clamp_requantiser` needs of a requantiser: its output and saturation bounds."""
+
+    output: Buffer
+    low: int
+    high: int
+
+
+_RequantiserT = TypeVar("_RequantiserT", bound=_Clamped)
 
 
 def fixed_point(real: float) -> tuple[int, int]:
@@ -68,6 +97,29 @@ def _constant(ctxt: NetworkContext, name: str, what: str) -> np.ndarray:
     if values is None:
         raise NodeMismatch("shape", f"{what} must be a constant")
     return np.asarray(values).reshape(-1)
+
+
+def requantization_mode(node: gs.Node) -> str | None:
+    """The node's ``requantization`` attribute (None when absent: a QOperator file's node)."""
+    mode = attribute(node, "requantization", None)
+    return None if mode is None else str(mode)
+
+
+def output_range(node: gs.Node, output: Buffer) -> tuple[int, int]:
+    """The output type's range narrowed by ``output_min``/``output_max`` (a fused activation's clamp)."""
+    info = np.iinfo(output.dtype.numpy)
+    low = max(int(info.min), int(attribute(node, "output_min", int(info.min))))
+    high = min(int(info.max), int(attribute(node, "output_max", int(info.max))))
+    if low > high:
+        raise NodeMismatch("attribute", f"output_min {low} exceeds output_max {high} within the output type "
+                                        f"{output.dtype}: the fused activation's bounds are empty")
+    return low, high
+
+
+def clamp_requantiser(requant: _RequantiserT, node: gs.Node) -> _RequantiserT:
+    """``requant`` with its saturation bounds narrowed to the node's output clamp."""
+    requant.low, requant.high = output_range(node, requant.output)
+    return requant
 
 
 class Requantiser:
@@ -120,7 +172,11 @@ class FloatRequantiser:
     ``scale`` is ``(s_in · s_w) / s_out`` evaluated in float32 (ONNX Runtime's
     order); the product is clamped to the output range less the zero point,
     then rounded half to even by adding and subtracting 1.5 · 2^23 (exact for
-    the clamped range, needs no libm), and the zero point added.
+    the clamped range, needs no libm), and the zero point added.  The product
+    is followed by a comparison, never an addition, so no compiler can
+    contract it into a fused multiply-add; the rounding steps are separate
+    assignments so that a compiler evaluating float in wider precision
+    (``FLT_EVAL_METHOD`` 2) still rounds each to float.
     """
 
     MAGIC = "12582912.0f"
@@ -149,7 +205,7 @@ class FloatRequantiser:
         low, high = f"{float(self.low - self.zero)!r}f", f"{float(self.high - self.zero)!r}f"
         return (f"{{ float rq_v = (float)({acc}) * rq_scale[{index}]; "
                 f"rq_v = rq_v < {low} ? {low} : (rq_v > {high} ? {high} : rq_v); "
-                f"rq_v = (rq_v + {self.MAGIC}) - {self.MAGIC}; "
+                f"rq_v = rq_v + {self.MAGIC}; rq_v = rq_v - {self.MAGIC}; "
                 f"{target} = ({self.output.dtype.c_type})((int32_t)rq_v + {self.zero}); }}")
 
     def describe(self) -> dict[str, object]:
@@ -160,25 +216,36 @@ class FloatRequantiser:
 
 
 class _Requantising(NodeParser):
-    """A parser for one requantisation: ``fixed-point`` (the default) or ``float32`` (nodes exact mode fused).
+    """A parser for one requantisation of Conv/MatMul/Gemm, chosen by the node's ``requantization`` attribute.
 
-    Each gets its own binding, so reports name which arithmetic a layer uses.
+    ``fixed-point`` (attribute absent: QOperator files and the platform's own
+    fixed-point kernels), ``float32`` (exact mode: ONNX Runtime's float32
+    requantisation) or ``tflite`` (fixed-point mode: TFLite's integer
+    requantisation).  Each gets its own binding, so reports name which
+    arithmetic a layer uses.
     """
 
     def __init__(self, requantization: str = "fixed-point") -> None:
         self.requantization = requantization
 
     def _requantiser(self, node: gs.Node, x_scale: np.ndarray, w_scale: np.ndarray, y_scale: float, output: Buffer,
-                     zero: int) -> Float32RoundingRequantiser | FloatRequantiser:
-        """One scale per weight scale (per tensor or per output channel), formed in float32 as ONNX Runtime does."""
-        mode = attribute(node, "requantization", "fixed-point")
-        mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+                     zero: int) -> Any:
+        """One scale per weight scale (per tensor or per output channel), clamped to the node's output range."""
+        mode = requantization_mode(node) or "fixed-point"
         if mode != self.requantization:
             raise NodeMismatch("attribute", f"requantization={mode!r}; this kernel requantises in {self.requantization}")
         scales = w_scale if w_scale.size > 1 else w_scale[:1]
+        parts = (float(x_scale[0]), scales, y_scale, scales.size, output, zero)
         if mode == "float32":
-            return FloatRequantiser.from_parts(float(x_scale[0]), scales, y_scale, scales.size, output, zero)
-        return Float32RoundingRequantiser.from_parts(float(x_scale[0]), scales, y_scale, scales.size, output, zero)
+            return clamp_requantiser(FloatRequantiser.from_parts(*parts), node)
+        if mode == "tflite":
+            if _tflite is None:
+                raise NodeMismatch("attribute", "requantization='tflite' needs deeploy_generic_c.ops.tflite_requantiser, "
+                                                "which this installation lacks")
+            return clamp_requantiser(_tflite.TfliteRequantiser.from_parts(*parts), node)
+        if mode != "fixed-point":
+            raise NodeMismatch("attribute", f"unknown requantization={mode!r}; expected float32 or tflite")
+        return clamp_requantiser(Float32RoundingRequantiser.from_parts(*parts), node)
 
 
 def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, np.ndarray, np.ndarray]:
@@ -332,12 +399,21 @@ class QGemmParser(_MatMulLike):
         return self._emit(node, ctxt, trans_b=bool(int(attribute(node, "transB", 0))), bias=bias, y_scale_index=7)
 
 
+def _without_requantization(node: gs.Node) -> None:
+    """This module's Add/Mul/pool kernels serve nodes without the attribute (QOperator files) only."""
+    mode = requantization_mode(node)
+    if mode is not None:
+        raise NodeMismatch("attribute", f"requantization={mode!r} has its own kernel; this one serves QOperator "
+                                        "nodes without the attribute")
+
+
 class QLinearBinaryParser(NodeParser):
     """com.microsoft QLinearAdd / QLinearMul with numpy broadcasting (per-tensor parameters)."""
 
     inputs = (7, 8)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        _without_requantization(node)
         a, a_scale, a_zero = _operand(ctxt, node, 0)
         b, b_scale, b_zero = _operand(ctxt, node, 3)
         y, y_scale, y_zero = _output(ctxt, node, 6)
@@ -347,14 +423,15 @@ class QLinearBinaryParser(NodeParser):
         shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
         qa, qb = f"((int32_t){a.c_name}[o0] - {za})", f"((int32_t){b.c_name}[o1] - {zb})"
         if node.op == "QLinearMul":
-            requant = Requantiser.from_scales(np.array([a_scale[0] * b_scale[0] / y_scale]), y, y_zero)
+            requant = clamp_requantiser(Requantiser.from_scales(np.array([a_scale[0] * b_scale[0] / y_scale]), y, y_zero),
+                                        node)
             body = requant.store(f"{y.c_name}[y]", f"{qa} * {qb}", "0")
         else:
             # Both operands on one shift: the larger ratio gets 31 significant bits.
             ratios = (a_scale[0] / y_scale, b_scale[0] / y_scale)
             _, shift = fixed_point(max(ratios))
             scaled = [round(ratio * 2**shift) for ratio in ratios]
-            requant = Requantiser([1], [shift], y, y_zero)
+            requant = clamp_requantiser(Requantiser([1], [shift], y, y_zero), node)
             requant.extra = {"input_multipliers": scaled}
             body = requant.store(f"{y.c_name}[y]", f"(int64_t){qa} * {scaled[0]} + (int64_t){qb} * {scaled[1]}", "0")
         return {"code": "{\n" + requant.declarations() + "\n" + _loops(shape, strides, body) + "\n}",
@@ -367,6 +444,8 @@ class QLinearAveragePoolParser(NodeParser):
     inputs = (4, 5)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        _without_requantization(node)
+        clamp_node = node
         x, x_scale, x_zero = _operand(ctxt, node, 0)
         y, y_scale, y_zero = _output(ctxt, node, 3)
         if x_scale.size != 1:
@@ -382,7 +461,8 @@ class QLinearAveragePoolParser(NodeParser):
         if int(attribute(node, "ceil_mode", 0)) or (any(win.pads) and not int(attribute(node, "count_include_pad", 0))):
             raise NodeMismatch("attribute", "ceil_mode=1 or padding excluded from the count is not supported")
         area = win.kh * win.kw
-        requant = Requantiser.from_scales(np.array([x_scale[0] / (y_scale * area)]), y, y_zero)
+        requant = clamp_requantiser(Requantiser.from_scales(np.array([x_scale[0] / (y_scale * area)]), y, y_zero),
+                                    clamp_node)
         planes = win.n * win.c
         code = f"""{{
 {requant.declarations()}
@@ -415,16 +495,20 @@ ROUNDING_INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h", ROUNDIN
 """Inline code that calls ``dcg_requantize_float32``."""
 
 
-def _both(parser: type[_Requantising], arity: int, op: str) -> tuple[NodeMapper, ...]:
-    """Fixed-point first (the fixed-point mode's kernels), then float32 requantisation (exact mode's fused layers)."""
-    return (*single_binding(parser(), _any(arity), f"{op} fixed-point", ROUNDING_INLINE),
-            *single_binding(parser("float32"), _any(arity), f"{op} int32, float32 requantisation", INLINE))
+def _requantised(parser: type[_Requantising], arity: int, op: str) -> tuple[NodeMapper, ...]:
+    """Fixed-point (no attribute), float32 requantisation (exact mode), then TFLite's (fixed-point mode)."""
+    mappers = (*single_binding(parser(), _any(arity), f"{op} fixed-point", ROUNDING_INLINE),
+               *single_binding(parser("float32"), _any(arity), f"{op} int32, float32 requantisation", INLINE))
+    if _tflite is None:
+        return mappers
+    tflite = NodeTemplate("${code}", headers=("stdint.h", _tflite.HEADER))
+    return (*mappers, *single_binding(parser("tflite"), _any(arity), f"{op} int32, TFLite requantisation", tflite))
 
 
 MAPPERS = {
-    "QLinearConv": _both(QLinearConvParser, 9, "QLinearConv"),
-    "QLinearMatMul": _both(QLinearMatMulParser, 8, "QLinearMatMul"),
-    "com.microsoft.QGemm": _both(QGemmParser, 9, "QGemm"),
+    "QLinearConv": _requantised(QLinearConvParser, 9, "QLinearConv"),
+    "QLinearMatMul": _requantised(QLinearMatMulParser, 8, "QLinearMatMul"),
+    "com.microsoft.QGemm": _requantised(QGemmParser, 9, "QGemm"),
     "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), _any(8), "QLinearAdd fixed-point", INLINE),
     "com.microsoft.QLinearMul": single_binding(QLinearBinaryParser(), _any(8), "QLinearMul fixed-point", INLINE),
     "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolParser(), _any(5), "QLinearAveragePool fixed-point", INLINE),
