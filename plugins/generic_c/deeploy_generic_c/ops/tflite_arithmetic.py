@@ -193,7 +193,7 @@ def _trunc_div(numerator: np.ndarray, power: int) -> np.ndarray:
 
 
 def saturating_rounding_doubling_high_mul(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
-    """``round(a · b / 2^31)`` with ties away from zero in TFLite's way (nudge, then truncate); MIN·MIN saturates."""
+    """``round(a · b / 2^31)``, halves toward +infinity (TFLite's nudge, then truncate); MIN·MIN saturates."""
     a64, b64 = np.asarray(a, np.int64), np.asarray(b, np.int64)
     product = a64 * b64  # |a·b| ≤ 2^62: exact in int64
     nudge = np.where(product >= 0, 1 << 30, 1 - (1 << 30))

@@ -4,8 +4,8 @@ A model converted from ``.tflite`` promises LiteRT's outputs, and TFLite's
 requantisation differs from ONNX Runtime's float32 one: it derives a 31-bit
 multiplier and a shift from ``double(s_in) · double(s_w[c]) / double(s_out)``
 (:func:`~deeploy_generic_c.ops.tflite_arithmetic.quantize_multiplier`) and
-rounds twice, in a doubling high multiply and a rounding right shift, ties away
-from zero.  :class:`TfliteRequantiser` derives the same parameters and emits
+rounds twice: a doubling high multiply (halves up), then a rounding right
+shift (halves away from zero).  :class:`TfliteRequantiser` derives the same parameters and emits
 calls to ``dcg_tfl_requantize`` (``dcg_tflite.h``), so each layer equals
 LiteRT's bit for bit given the same inputs.  Same interface as
 :class:`~deeploy_generic_c.ops.qlinear.Requantiser` and ``FloatRequantiser``.

@@ -2,9 +2,9 @@
  * TFLite's integer arithmetic, so that `--quantization fixed-point` reproduces LiteRT's reference int8 kernels
  * bit for bit.
  *
- * Why a header of its own: TFLite requantises with a 31-bit multiplier in two roundings (a rounding doubling
- * high multiply, then a rounding shift, ties away from zero), adds with 20 bits of headroom and computes
- * softmax in gemmlowp-style fixed point (Q5.26 differences, a polynomial and barrel-shifted exp, a
+ * Why a header of its own: TFLite requantises with a 31-bit multiplier in two roundings (a doubling high
+ * multiply rounding halves up, then a shift rounding halves away from zero), adds with 20 bits of headroom
+ * and computes softmax in gemmlowp-style fixed point (Q5.26 differences, a polynomial and barrel-shifted exp, a
  * Newton-Raphson reciprocal).  Any other rounding moves outputs by a step.  The parameters (multipliers,
  * shifts, softmax radius) are derived at compile time by deeploy_generic_c/ops/tflite_arithmetic.py.
  *
@@ -45,7 +45,8 @@ DCG_TFLITE_INLINE int32_t dcg_tfl_floor_shift(int32_t x, int32_t shift) {
     return x >= 0 ? x >> shift : ~((~x) >> shift);
 }
 
-/* round(a * b / 2^31), ties away from zero; the one overflowing case (INT32_MIN squared) saturates. */
+/* round(a * b / 2^31) with halves toward +infinity (a nudge of one half away from zero, then truncation toward
+ * zero); the one overflowing case (INT32_MIN squared) saturates. */
 DCG_TFLITE_INLINE int32_t dcg_tfl_high_mul(int32_t a, int32_t b) {
     const int64_t product = (int64_t)a * (int64_t)b;
     const int64_t nudge = product >= 0 ? ((int64_t)1 << 30) : 1 - ((int64_t)1 << 30);
