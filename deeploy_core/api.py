@@ -25,7 +25,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.temporary_paths import scratch_folder
 from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_network
 from deeploy_core.validate.data import bind_inputs, graph_input_specs, load_npz_by_position, random_inputs
-from deeploy_core.validate.reference import run_reference
+from deeploy_core.validate.reference_kind import check_reference, reference_outputs
 from deeploy_core.validate.sample_types import sample_types, with_sample_types
 
 
@@ -234,6 +234,7 @@ def validate_model(
     toolchain: Toolchain | None = None,
     lsb_tolerance: float | None = None,
     notice: Callable[[str], None] | None = None,
+    reference: Path | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime.
 
@@ -244,7 +245,11 @@ def validate_model(
     With ``inputs_npz``, inputs the options leave untyped may take the integer
     types Deeploy's rule reads off the arrays (see
     :mod:`deeploy_core.validate.sample_types`); ``notice`` hears which.
+
+    ``reference``, a ``.tflite`` file, makes LiteRT's reference kernels on
+    that file the reference (:mod:`deeploy_core.validate.reference_kind`).
     """
+    check_reference(reference, outputs_npz)
     inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes, input_types=options.input_types,
                               claims=platform_claims(host, options.platform))
     expected = None
@@ -254,7 +259,7 @@ def validate_model(
     def attempt(input_types: dict[str, DataType]) -> tuple[GeneratedNetwork, ValidationResult]:
         return validate_with_data(
             model_path, replace(options, input_types=input_types), host, inputs, expected, atol, rtol, repeats,
-            build_dir, cache_dir, progress, toolchain, lsb_tolerance,
+            build_dir, cache_dir, progress, toolchain, lsb_tolerance, reference,
         )
 
     if inputs_npz is None:
@@ -277,11 +282,13 @@ def validate_with_data(
     progress: ProgressLike = None,
     toolchain: Toolchain | None = None,
     lsb_tolerance: float | None = None,
+    reference: Path | None = None,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
-    """Like :func:`validate_model` with the data in memory (``expected=None``: ONNX Runtime)."""
+    """Like :func:`validate_model` with the data in memory (``expected=None``: ONNX Runtime, or LiteRT on
+    ``reference``)."""
     _, generated = compile_model(model_path, options, host, progress)
     if expected is None:
-        expected = run_reference(model_path, inputs)
+        expected = reference_outputs(model_path, reference, inputs, generated)
     toolchain = toolchain or Toolchain.from_environment()
     as_progress(progress).stage("build and run")
     with scratch_folder("deeploy-core-") as scratch:

@@ -748,7 +748,22 @@ def supported_ops_as_json(workspace: Workspace) -> None:
     assert len(text.stdout.splitlines()) == len(rows) + 3, "title, header, rule and one line per row"
 
 
+def validate_reference(workspace: Workspace) -> None:
+    """LiteRT on the named .tflite is the reference (needs the quant extra: TensorFlow converts a Keras MLP)."""
+    import importlib.util
+
+    absent = [name for name in ("tensorflow", "tf2onnx", "ai_edge_litert") if importlib.util.find_spec(name) is None]
+    if absent:
+        pytest.skip(f"{', '.join(absent)} not installed: --reference MODEL.tflite needs the 'quant' extra (make quant)")
+    from deeploy_core.testing.litert_reference_effect import check_reference_effect
+
+    scratch = workspace.root / "reference"
+    scratch.mkdir(exist_ok=True)
+    check_reference_effect(lambda args: workspace.invoke(*args), scratch)
+
+
 OWN_EFFECTS: dict[tuple[str, str], Effect] = {
+    ("validate", "--reference"): Scenario(validate_reference),
     ("supported-ops", "--platform"): Scenario(supported_ops_platform),
     ("supported-ops", "--model"): Scenario(supported_ops_model),
     ("supported-ops", "--input-shape"): Scenario(supported_ops_input_shape),

@@ -16,6 +16,7 @@ from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
 from deeploy_core.cli.terminal_text import terminal_text
 from deeploy_core.errors import printable_line
+from deeploy_core.validate.reference_kind import describe_reference
 
 
 @click.command("validate", cls=CompilingCommand)
@@ -24,6 +25,9 @@ from deeploy_core.errors import printable_line
               help="Inputs (.npz, bound to graph inputs by position); default: seeded random data.")
 @click.option("--outputs", "outputs_npz", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Golden outputs (.npz, by position); default: ONNX Runtime.")
+@click.option("--reference", "reference", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="The .tflite file MODEL was converted from: LiteRT's reference kernels (BUILTIN_REF) run it on the "
+                   "same inputs as the reference (needs the quant extra); inputs and outputs matched by position.")
 @click.option("--atol", type=float, default=None, help=ATOL_HELP)
 @click.option("--rtol", type=float, default=None, help=RTOL_HELP)
 @click.option("--lsb-tolerance", type=click.FloatRange(0), default=None,
@@ -39,6 +43,7 @@ def validate_command(
     model: Path,
     inputs_npz: Path | None,
     outputs_npz: Path | None,
+    reference: Path | None,
     atol: float | None,
     rtol: float | None,
     lsb_tolerance: float | None,
@@ -47,7 +52,7 @@ def validate_command(
     quiet: bool,
     **selection: object,
 ) -> None:
-    """Compile MODEL, build and run it, and compare with ONNX Runtime or --outputs.
+    """Compile MODEL, build and run it, and compare with ONNX Runtime, --outputs or LiteRT (--reference).
 
     Float outputs pass when their largest error is at most 1e-4 of the
     reference's max |value| and their cosine similarity at least 0.9999; a
@@ -66,14 +71,14 @@ def validate_command(
         with stage_progress(f"validating {model.name}", quiet) as progress:
             generated, result = validate_model(
                 model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir,
-                progress=progress, lsb_tolerance=lsb_tolerance, notice=notices.append,
+                progress=progress, lsb_tolerance=lsb_tolerance, notice=notices.append, reference=reference,
             )
             build_and_run = progress.seconds_since("build and run")
     finally:
         for line in notices:  # after the spinner, and before an error line if validation fails
             click.echo(printable_line(line), err=True)
     table = Table(title=terminal_text(
-        f"{model.name} on {options.platform} (reference: {'golden' if outputs_npz else 'ONNX Runtime'})"))
+        f"{model.name} on {options.platform} (reference: {describe_reference(reference, outputs_npz)})"))
     for column in ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches", "rule",
                    "status"):
         table.add_column(column)
