@@ -25,7 +25,8 @@ pytest.importorskip("deeploy_generic_c", reason="the generic C platform (plugins
 
 
 def notice(name: str, dim: str) -> str:
-    return f"notice: input {name!r} has a dynamic batch dimension {dim!r}: compiling for batch 1 (--input-shape sets another)"
+    return (f"notice: input {name!r} has a dynamic batch dimension {dim!r}: compiling for batch 1 "
+            "(--input-shape sets another)")
 
 
 def two_input_model(path: Path, a: list[int | str], b: list[int | str]) -> Path:

@@ -26,6 +26,8 @@ from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.external_data import load_external_data_safely
 from deeploy_core.frontend.input_shapes import input_shape_hint
 from deeploy_core.frontend.matmul_integer_alias import alias_float_matmul_integer
+from deeploy_core.frontend.loop_unroll import (blame_loop, check_unrolled_shapes,
+                                               unroll_loops)
 from deeploy_core.frontend.legacy_ops import park_legacy_ops, repair_attribute_pads, unpark_legacy_ops
 from deeploy_core.frontend.shape_folding import fold_shape_arithmetic
 from deeploy_core.frontend.structure import check_structure
@@ -167,6 +169,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     apply_input_shapes(model, input_shapes or {})
     notices = fix_dynamic_batch(model, given=(input_shapes or {}).keys())
     check_static_inputs(model)
+    unrolled = unroll_loops(model, source_opset)
     if source_opset != CANONICAL_OPSET:
         try:
             model = version_converter.convert_version(model, CANONICAL_OPSET)
@@ -176,11 +179,18 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
             ) from error
     unpark_legacy_ops(model)
     fold_shape_arithmetic(model, kept_outputs=dialect_nodes, declared=declared_ops)
-    model, warnings = infer_shapes(model, declared_ops)
+    try:
+        model, warnings = infer_shapes(model, declared_ops)
+    except ModelImportError as error:
+        raise blame_loop(error, unrolled) from None
     weights.reattach(model)
     unpark_declared_ops(model, declared_ops)
     check_tensors(model)
-    check_static_shapes(model)
+    try:
+        check_static_shapes(model)
+    except ModelImportError:
+        check_unrolled_shapes(model, unrolled)  # a Loop's copies: say it is the Loop
+        raise
     restore_dialect_ops(model, dialect_nodes)
     graph = gs.import_onnx(model)
     try:

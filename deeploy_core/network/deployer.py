@@ -34,6 +34,7 @@ from deeploy_core.frontend.claims import op_claims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.dequantize_cast import CastToDequantizeLinear
+from deeploy_core.lowering.gather_indices import WidenGatherIndices
 from deeploy_core.lowering.integer_types import IntegerTypeInference
 from deeploy_core.lowering.qcdq_constants import FoldQcdqConstants
 from deeploy_core.lowering.qdq import QDQToInteger, QDQToIntegerExact
@@ -97,7 +98,7 @@ class NetworkDeployer(Deployer):
             fixed_point.append(QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32"))
         pipeline = Pipeline(
             [RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(), CastToDequantizeLinear(), *fixed_point,
-             FoldConstants(), *typing, *self.platform.lowering()],
+             FoldConstants(), WidenGatherIndices(), *typing, *self.platform.lowering()],
             name=f"lowering:{self.platform.name}",
         )
         compilation.lowering_results = pipeline.apply_pass(compilation.graph, {}) or {}
