@@ -15,6 +15,7 @@ from deeploy_core.deployer import Deployer
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import supporting_platforms
 from deeploy_core.ir import DataType
+from deeploy_core.lowering.qonnx_listing import qonnx_rows
 from deeploy_core.op_tiling import tiling_text
 from deeploy_core.platform import Platform
 from deeploy_core.plugins import PluginHost
@@ -62,6 +63,7 @@ def supported_operators(host: PluginHost, platform_name: str) -> list[dict[str, 
                     "verification": verification,
                 }
             )
+    rows += qonnx_rows([extension.name for extension in host.extensions("platform")])  # lowered by the core
     return sorted(rows, key=lambda row: (row["op"], row["kernel"], row["signature"]))
 
 

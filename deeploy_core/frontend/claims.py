@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from deeploy_core.frontend.custom_ops import CustomOpSchema, OpClaims
+from deeploy_core.frontend.qonnx_ops import QONNX_KEYS, QONNX_SCHEMAS
 
 if TYPE_CHECKING:
     from deeploy_core.platform import Platform
@@ -66,9 +67,9 @@ def op_claims(host: PluginHost | None, platform: Platform) -> OpClaims:
     """
     plugin_keys, plugin_schemas = _plugin_claims(host, platform.name)
     schemas: dict[tuple[str, str], CustomOpSchema] = {schema.key: schema for schema in platform.custom_ops}
-    for schema in plugin_schemas:
+    for schema in (*plugin_schemas, *QONNX_SCHEMAS):  # QONNX's ops: the core lowers them (lowering/qonnx.py)
         schemas.setdefault(schema.key, schema)
-    return OpClaims(platform.name, frozenset(platform.op_types()) | frozenset(plugin_keys), schemas,
+    return OpClaims(platform.name, frozenset(platform.op_types()) | frozenset(plugin_keys) | QONNX_KEYS, schemas,
                     lambda key: supporting_platforms(host, key))
 
 
