@@ -270,6 +270,16 @@ def _control_flow() -> onnx.ModelProto:
                   [_value("cond", [], TensorProto.BOOL), _value("x", [4])], [_value("y", [4])])
 
 
+def _loop_dynamic_trip_count() -> onnx.ModelProto:
+    body = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                              helper.make_node("Add", ["acc", "x"], ["acc_out"], name="accumulate")], "body",
+                             [_value("i", [], TensorProto.INT64), _value("cond_in", [], TensorProto.BOOL),
+                              _value("acc", [4])],
+                             [_value("cond_out", [], TensorProto.BOOL), _value("acc_out", [4])])
+    return _model([helper.make_node("Loop", ["n", "", "x"], ["y"], name="counting", body=body)],
+                  [_value("n", [], TensorProto.INT64), _value("x", [4])], [_value("y", [4])])
+
+
 def _conv_attributes(**attributes: object) -> Callable[[], onnx.ModelProto]:
     def build() -> onnx.ModelProto:
         model = _conv_model()
@@ -427,8 +437,8 @@ def cases() -> list[Case]:
         Case("duplicate_initializers", "two initializers share a name", ("'W'",), _proto(_duplicate_initializers)),
         Case("graph_input_reassigned", "a node overwrites a graph input", ("overwrite_input", "Relu", "'x'"),
              _proto(_graph_input_reassigned)),
-        Case("dynamic_dim", "an input with a symbolic batch dimension", ("'x'", "batch", "--input-shape"),
-             _proto(_conv_with_input(["batch", 2, 6, 6]))),
+        Case("dynamic_dim", "an input with a symbolic height (a dynamic batch alone compiles for batch 1)",
+             ("'x'", "height", "--input-shape"), _proto(_conv_with_input([1, 2, "height", 6]))),
         Case("zero_dim", "an input with a zero dimension", ("'x'", "= 0"), _proto(_conv_with_input([0, 2, 6, 6]))),
         Case("negative_dim", "an input with a negative dimension", ("'x'", "-3"),
              _proto(_conv_with_input([1, 2, -3, 6]))),
@@ -455,6 +465,8 @@ def cases() -> list[Case]:
         Case("custom_domain_not_imported", "a custom-domain op whose domain is not imported",
              ("MagicGelu", "com.example.ops"), _proto(_custom_domain_not_imported)),
         Case("control_flow", "an If node with subgraphs", ("branch", "If"), _proto(_control_flow)),
+        Case("loop_dynamic_trip_count", "a Loop whose trip count is a graph input",
+             ("counting", "Loop", "constant trip count", "'n'"), _proto(_loop_dynamic_trip_count)),
         Case("strides_as_floats", "Conv strides given as floats", ("conv", "Conv", "strides"),
              _proto(_conv_attributes(strides=[1.0, 1.0], pads=[1, 1, 1, 1]))),
         Case("kernel_shape_as_string", "Conv kernel_shape given as a string", ("conv", "Conv", "kernel_shape"),
