@@ -77,6 +77,10 @@ def gru_body(counter: bool, condition: str, scan: str = "h_new") -> onnx.GraphPr
                   helper.make_node("Less", ["i_next", "steps64"], ["i_ok"]),
                   helper.make_node("Less", ["time_next", "steps32"], ["time_ok"]),
                   helper.make_node("And", ["i_ok", "time_ok"], ["cond_out"])]
+    elif condition == "early":  # i + 1 < 3: three iterations whatever the trip count
+        nodes += [_constant("one64", 1, np.int64), _constant("three", 3, np.int64),
+                  helper.make_node("Add", ["i", "one64"], ["i_next"]),
+                  helper.make_node("Less", ["i_next", "three"], ["cond_out"])]
     elif condition == "data":
         nodes += [helper.make_node("ReduceSum", ["h_new"], ["total"], keepdims=0),
                   _constant("limit", 100.0, np.float32),
@@ -94,7 +98,7 @@ def gru_body(counter: bool, condition: str, scan: str = "h_new") -> onnx.GraphPr
 
 
 def recurrent_network(path: Path, *, trip: object = STEPS, counter: bool = False, condition: str = "pass",
-                      outer_condition: bool = False, body: onnx.GraphProto | None = None) -> Path:
+                      outer_condition: bool = False, body: onnx.GraphProto | None = None, runs: int = STEPS) -> Path:
     """x [1, STEPS, FEATURES] → time-major → Loop (the GRU step) → last state (Relu) and every state (scan)."""
     nodes = [helper.make_node("Transpose", ["x"], ["xs"], perm=[1, 0, 2], name="time_major"),
              _constant("h0", np.zeros((1, HIDDEN)), np.float32), _constant("time0", 0, np.int32)]
@@ -119,7 +123,7 @@ def recurrent_network(path: Path, *, trip: object = STEPS, counter: bool = False
     ]
     graph = helper.make_graph(nodes, "recurrent", inputs,
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, HIDDEN]),
-                               helper.make_tensor_value_info("states", TensorProto.FLOAT, [STEPS, 1, HIDDEN])])
+                               helper.make_tensor_value_info("states", TensorProto.FLOAT, [runs, 1, HIDDEN])])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)]), path)
     return path
 
@@ -127,7 +131,8 @@ def recurrent_network(path: Path, *, trip: object = STEPS, counter: bool = False
 VARIANTS = {
     "trip count, no condition": {},
     "counter index, tf2onnx condition": {"counter": True, "condition": "counters", "outer_condition": True},
-    "INT64_MAX trip count, condition ends it": {"trip": INT64_MAX, "counter": True, "condition": "counters"},
+    "INT64_MAX trip count, condition ends it": {"trip": INT64_MAX, "counter": True, "condition": "counters",
+                                                "outer_condition": True},
     "condition only": {"trip": None, "counter": True, "condition": "counters", "outer_condition": True},
 }
 
@@ -164,6 +169,16 @@ def test_unrolled_network_matches_onnx_runtime(tmp_path: Path, host: PluginHost,
     assert "Loop" not in ops and "Tanh" in ops
 
 
+def test_a_condition_turning_false_stops_the_copies_as_onnx_runtime_does(tmp_path: Path, host: PluginHost) -> None:
+    """No condition input, trip count 5, the body's condition false after the third step: ONNX Runtime runs three
+    steps (ONNX's pseudo-code would ignore the body's condition), and so do the copies."""
+    path = recurrent_network(tmp_path / "m.onnx", condition="early", runs=3)
+    assert [node.op for node in import_model(path).graph.nodes].count("Tanh") == 3
+    generated, result = validate_model(path, CompileOptions(platform="generic-c"), host, repeats=1)
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    assert [spec.shape for spec in generated.outputs] == [(1, HIDDEN), (3, 1, HIDDEN)]
+
+
 def _refused(path: Path) -> str:
     with pytest.raises(ModelImportError) as caught:
         import_model(path)
@@ -185,7 +200,8 @@ def test_a_trip_count_from_the_input_is_refused_by_the_cli(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(("options", "reason"), [
-    ({"condition": "data"}, "the body's condition is not computed from constants: it is computed from graph input 'x'"),
+    ({"condition": "data", "outer_condition": True},
+     "the body's condition is not computed from constants: it is computed from graph input 'x'"),
     ({"trip": None}, "no trip count and a condition that never turns false: it would never end"),
     ({"trip": 10**9}, "1000000000 iterations of 17 body nodes are more than the 50000 nodes unrolling may add"),
     ({"trip": INT64_MAX, "counter": True, "condition": "pass"}, "more than the 50000 nodes unrolling may add"),

@@ -285,9 +285,12 @@ def _iterations(loop: _Loop, outer: _OuterConstants, model: onnx.ModelProto, bud
             condition = _is_true(outer.value(loop.condition))
         except _NotConstant as why:
             raise loop.error(f"the condition {loop.condition!r} is not a constant: {why}") from None
-    if trip is None and (not loop.condition or _passes_condition_through(loop.body)):
+    # Without a condition input, ONNX's pseudo-code ignores the body's condition output; ONNX Runtime (validate's
+    # reference) stops when it turns false, and so do the copies.
+    fixed_condition = _passes_condition_through(loop.body)
+    if trip is None and condition and fixed_condition:
         raise loop.error("no trip count and a condition that never turns false: it would never end")
-    if _passes_condition_through(loop.body):
+    if fixed_condition:
         count = trip if condition and trip is not None else 0
         if count > limit:
             raise loop.error(f"{count} iterations of {len(loop.body.node)} body nodes are more than the "
