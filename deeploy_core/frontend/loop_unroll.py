@@ -16,9 +16,12 @@ folding (the counters, the condition, the ``Gather`` indices) and mapping
 treat them like any other.
 
 How many iterations run must be known here.  It is the trip count when the
-condition is absent or always true; otherwise the condition is computed
-iteration by iteration with onnx's reference evaluator, which needs it to
-depend on constants only (the counters).  A loop that would run more than
+body passes its condition through (or returns true); otherwise the body's
+condition is computed iteration by iteration with onnx's reference
+evaluator, which needs it to depend on constants only (the counters).  Even
+without a condition input the body's condition stops the loop: ONNX's
+pseudo-code would ignore it, but ONNX Runtime, the reference ``validate``
+compares with, does not.  A loop that would run more than
 :data:`MAX_UNROLLED_NODES` copied nodes, whose condition or trip count
 depends on the input data, whose body holds another subgraph, or that runs
 no iteration but has scan outputs, is refused in one line naming the node
