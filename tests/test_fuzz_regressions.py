@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.fuzz.rounding import judged_outputs
 from deeploy_core.validate import Toolchain, build_executable, compare_outputs, run_network
 from deeploy_core.validate.reference import run_reference
 
@@ -74,8 +75,14 @@ def quantised_pool(op: str, x_shape: list[int], y_shape: list[int], **attributes
 
 
 def fixed_point_layers(path: Path, host: PluginHost, tmp_path: Path, cache: Path) -> list[str]:
-    """Compile in fixed-point mode, run on 5 inputs, require ≤ 1 LSB from ONNX Runtime; the layers' ops."""
+    """Compile in fixed-point mode, run on 5 inputs, require ≤ 1 LSB from ONNX Runtime; the layers' ops.
+
+    Each graph here is one quantised layer, so every output has at most one layer of its own rounding (TFLite's
+    arithmetic, or a float fallback that rounds as ONNX Runtime does) upstream: one step is its bound.
+    """
     _, generated = compile_model(path, CompileOptions(platform="generic-c", quantization="fixed-point"), host)
+    names = [spec.name for spec in generated.outputs]
+    assert judged_outputs(generated.report["layers"], names) == names, "a graph of one layer rounds at most once"
     executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(), cache)
     (name, dtype, shape), = [(v.name, v.type.tensor_type.elem_type, [d.dim_value for d in v.type.tensor_type.shape.dim])
                              for v in onnx.load(path).graph.input]

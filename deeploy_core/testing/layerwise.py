@@ -2,17 +2,24 @@
 
 A network's outputs are held to one step only where at most one layer that
 may round differently lies upstream (:mod:`deeploy_core.testing.fuzz.rounding`):
-a step of difference entering a convolution comes out multiplied.  What the
-fixed-point mode promises for every network is per layer: each quantised
-tensor equals ONNX Runtime's (Conv, MatMul, Gemm and every layer that runs as
-in exact mode) or is within one step of it (QLinearAdd, QLinearMul, the
-average pools) *given the same integer inputs*.  This harness checks exactly
-that: it cuts the model at its quantised tensors with ONNX's extractor, so
-each piece is one layer (the DequantizeLinear nodes, the op, the
-QuantizeLinear), compiles and runs each piece on the values ONNX Runtime
-computed for its inputs in the whole model, and compares with the value ONNX
-Runtime computed for its output.  The bound of each piece is read from the
-compiled layers (:func:`~deeploy_core.testing.fuzz.rounding.tensor_rounding`).
+a step of difference entering a convolution comes out multiplied.  What holds
+for every network is per layer, *given the same integer inputs*: a layer that
+rounds as ONNX Runtime does (exact mode's float32 arithmetic, the integer
+float32 emulation QOperator convolutions get, float fallbacks) equals ONNX
+Runtime's tensor, and a layer that rounds on its own is within one step of
+it.  In fixed-point mode every requantising layer is of the second kind:
+TFLite's arithmetic (a 31-bit multiplier, two roundings) against ONNX
+Runtime's float32 rounding.
+
+This harness checks exactly that: it cuts the model at its quantised tensors
+with ONNX's extractor, so each piece is one layer (the DequantizeLinear
+nodes, the op, the QuantizeLinear), compiles and runs each piece on the
+values ONNX Runtime computed for its inputs in the whole model, and compares
+with the value ONNX Runtime computed for its output.  The bound of each piece
+is read from the compiled layers' report rows
+(:func:`~deeploy_core.testing.fuzz.rounding.tensor_rounding`), never from the
+op's name alone, so a kernel reporting TFLite's arithmetic is held to one
+step and one reporting ONNX Runtime's to none.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -47,6 +55,9 @@ class LayerCheck:
     layer: Layer
     ops: tuple[str, ...]
     """The compiled layers' ops (e.g. ``("QLinearConv",)``)."""
+    arithmetic: tuple[str | None, ...]
+    """Per compiled layer, the ``arithmetic`` (or ``rounding``) its report row names: ``"tflite"``,
+    ``"float32"`` or None (a float fallback, a copy, a table, a 31-bit QOperator kernel)."""
     bound: int
     """0 (bit exact) or 1 step."""
     error: int
@@ -114,7 +125,7 @@ def check_layers(model_path: Path, options: CompileOptions, host: PluginHost, sa
         piece = folder / f"layer_{index}.onnx"
         onnx.save(extractor.extract_model(list(layer.inputs), [layer.output]), str(piece))
         _, generated = compile_model(piece, replace(options, network_name=f"layer_{index}"), host)
-        rounding = tensor_rounding(generated.report["layers"]).get(layer.output, Rounding.EXACT)
+        rounding = tensor_rounding(generated.report["layers"], options.quantization).get(layer.output, Rounding.EXACT)
         if rounding is Rounding.UNBOUNDED:
             raise ValueError(f"the layer making {layer.output!r} rounds more than once: it is not one layer")
         executable = build_executable(generated, folder / f"layer_{index}", toolchain, runtime_cache)
@@ -124,5 +135,14 @@ def check_layers(model_path: Path, options: CompileOptions, host: PluginHost, sa
             difference = np.abs(actual.astype(np.int64) - values[layer.output].astype(np.int64))
             error = max(error, int(difference.max(initial=0)))
         ops = tuple(str(entry["op"]) for entry in generated.report["layers"])
-        checks.append(LayerCheck(layer, ops, int(rounding), error))
+        checks.append(LayerCheck(layer, ops, tuple(map(_arithmetic, generated.report["layers"])), int(rounding), error))
     return checks
+
+
+def _arithmetic(row: dict[str, Any]) -> str | None:
+    """The arithmetic a report row names (``requantization.arithmetic`` or ``.rounding``), if any."""
+    described = row.get("requantization")
+    if not isinstance(described, dict):
+        return None
+    found = described.get("arithmetic", described.get("rounding"))
+    return str(found) if found is not None else None
