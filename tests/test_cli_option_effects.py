@@ -351,9 +351,12 @@ def check_tiling_from(workspace: Workspace, command: str, outcomes: list[CliOutc
 
 
 def check_quantization(_: Workspace, command: str, outcomes: list[CliOutcome]) -> None:
+    """exact: ONNX Runtime's float32 requantisation; fixed-point: TFLite's integer one (the report says which)."""
     exact, fixed = reports(outcomes)
-    assert "QLinearConv int32, float32 requantisation" in kernels(exact) and "QuantizeLinear" in kernels(exact)
-    assert kernels(fixed) == ["QuantizeLinear", "QLinearConv fixed-point", "DequantizeLinear"]
+    assert kernels(exact) == ["QuantizeLinear", "QLinearConv int32, float32 requantisation", "DequantizeLinear"]
+    assert kernels(fixed) == ["QuantizeLinear", "QLinearConv int32, TFLite requantisation", "DequantizeLinear"]
+    assert [layer["requantization"]["arithmetic"] for layer in (exact["layers"][1], fixed["layers"][1])] == [
+        "float32", "tflite"]
     if code := network_c(outcomes):
         assert code[0] != code[1]
 
