@@ -41,6 +41,7 @@ from deeploy_core.lowering.qdq import QDQToInteger, QDQToIntegerExact
 from deeploy_core.lowering.qonnx import LowerQonnx
 from deeploy_core.lowering.quantized_lookup import LOOKUP_OP, QuantizedLookup
 from deeploy_core.lowering.remove_identity import RemoveIdentity
+from deeploy_core.lowering.sink_dequantize import SinkDequantize
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.memory_plan import plan_arena
@@ -97,8 +98,8 @@ class NetworkDeployer(Deployer):
         if fixed_point and self.platform.mappers_for(LOOKUP_OP):  # what is left of 8-bit islands: table lookups
             fixed_point.append(QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32"))
         pipeline = Pipeline(
-            [RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(), CastToDequantizeLinear(), *fixed_point,
-             FoldConstants(), WidenGatherIndices(), *typing, *self.platform.lowering()],
+            [RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(), CastToDequantizeLinear(), SinkDequantize(),
+             *fixed_point, FoldConstants(), WidenGatherIndices(), *typing, *self.platform.lowering()],
             name=f"lowering:{self.platform.name}",
         )
         compilation.lowering_results = pipeline.apply_pass(compilation.graph, {}) or {}
