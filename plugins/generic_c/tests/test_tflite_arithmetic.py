@@ -156,6 +156,8 @@ int main(void) {
         case 'r': r = dcg_tfl_rounding_shift((int32_t)a, (int32_t)b); break;
         case 'm': r = dcg_tfl_multiply((int32_t)a, (int32_t)b, (int32_t)c); break;
         case 'q': r = dcg_tfl_requantize((int32_t)a, (int32_t)b, (int32_t)c, (int32_t)d, (int32_t)e, (int32_t)f); break;
+        case 'S': r = dcg_tfl_multiply_single((int32_t)a, (int32_t)b, (int32_t)c); break;
+        case 'Q': r = dcg_tfl_requantize_single((int32_t)a, (int32_t)b, (int32_t)c, (int32_t)d, (int32_t)e, (int32_t)f); break;
         case 's': r = dcg_tfl_saturating_shift_left((int32_t)a, (int32_t)b); break;
         case 'e': r = dcg_tfl_exp_on_negative_values((int32_t)a); break;
         case 'o': r = dcg_tfl_one_over_one_plus_x((int32_t)a); break;
@@ -264,6 +266,32 @@ def test_requantize(helpers: Path) -> None:
     np.testing.assert_array_equal(got, tfl.requantize(acc, multiplier, shift, zero, low, high))
 
 
+def test_multiply_single_rounding(helpers: Path) -> None:
+    """FullyConnected's one rounding: the exact product, halves up, against numpy and against rationals."""
+    rng = np.random.default_rng(10)
+    count = 20000
+    x = _int32(rng, count)
+    multiplier = rng.integers(2**30, 2**31, count)
+    multiplier[:30] = [0, INT32_MAX, 2**30] * 10
+    shift = rng.integers(-31, 31, count)
+    ties = rng.integers(-31, 1, 3000)  # x · m an odd multiple of 2^(30 - shift): exact halves, both signs
+    x[:3000] = np.clip((2 * rng.integers(-2**10, 2**10, 3000) + 1) << (ties + 20), INT32_MIN, INT32_MAX)
+    multiplier[:3000], shift[:3000] = 2**30, ties
+    got = np.array(_run(helpers, "S", np.stack([x, multiplier, shift], 1)))[:, 0]
+    np.testing.assert_array_equal(got, tfl.multiply_by_quantized_multiplier_single(x, multiplier, shift))
+    exact = np.array([math.floor(Fraction(int(v) * int(m), 2 ** (31 - int(e))) + Fraction(1, 2))
+                      for v, m, e in zip(x, multiplier, shift)], dtype=object)
+    fits = np.array([INT32_MIN <= int(v) <= INT32_MAX for v in exact])  # else wrapped, as TFLite's cast
+    assert fits[:3000].all() and fits.mean() > 0.5
+    np.testing.assert_array_equal(got[fits], exact[fits].astype(np.int64))
+    zero, low, high = rng.integers(-128, 128, count), rng.integers(-128, 0, count), rng.integers(0, 128, count)
+    small = shift <= 0  # requantisation shifts (scales below one)
+    rows = np.stack([x, multiplier, shift, zero, low, high], 1)[small]
+    got = np.array(_run(helpers, "Q", rows))[:, 0]
+    np.testing.assert_array_equal(got, tfl.requantize(x[small], multiplier[small], shift[small], zero[small],
+                                                      low[small], high[small], rounding="single"))
+
+
 def test_saturating_shift_left(helpers: Path) -> None:
     rng = np.random.default_rng(6)
     x, exponent = _int32(rng, 10000), rng.integers(1, 31, 10000)
@@ -300,3 +328,66 @@ def test_softmax_reciprocal(helpers: Path) -> None:
     # value · 2^-bits approximates 2^19 / sum (1/sum with the sum in Q12.19)
     approx = got[:, 1] / 2**31 * 2.0 ** -got[:, 0].astype(np.float64)
     np.testing.assert_allclose(approx, 2.0**19 / sums, rtol=1e-8)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# TfliteRequantiser's generated code
+# ---------------------------------------------------------------------------------------------------------------
+
+REQUANTISER_PROGRAM = r"""
+#include <stdio.h>
+#include <stdint.h>
+#include "dcg_tflite.h"
+static void requantise(const int32_t *accs, int8_t *out, int32_t n, int32_t channels) {
+%(declarations)s
+    for (int32_t i = 0; i < n; ++i) {
+        const int32_t c = i %% channels;
+        %(store)s
+    }
+}
+int main(void) {
+    static int32_t accs[%(n)d];
+    static int8_t out[%(n)d];
+    long long v;
+    for (int32_t i = 0; i < %(n)d; ++i) { if (scanf("%%lld", &v) != 1) return 2; accs[i] = (int32_t)v; }
+    requantise(accs, out, %(n)d, %(channels)d);
+    for (int32_t i = 0; i < %(n)d; ++i) printf("%%d\n", out[i]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("op", ["QLinearConv", "QGemm"])
+def test_requantiser_store_renders_tflite_arithmetic(op: str, tmp_path: Path) -> None:
+    """declarations() + store() compiled as a kernel would use them: per channel, a narrowed clamp, both roundings."""
+    from types import SimpleNamespace
+
+    from deeploy_generic_c.ops.tflite_requantiser import for_op
+
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler (gcc or cc) on PATH")
+    rng = np.random.default_rng(13)
+    channels, n = 16, 16 * 500
+    weight_scales = np.exp(rng.uniform(np.log(1e-4), np.log(1e-1), channels)).astype(np.float32)
+    output = SimpleNamespace(name="y", dtype=SimpleNamespace(c_type="int8_t", numpy=np.int8))
+    requantiser = for_op(op).from_parts(0.0235, weight_scales, 0.0417, channels, output, -5)  # type: ignore[arg-type]
+    requantiser.low, requantiser.high = -5, 100  # as a fused Relu sets them after construction
+    assert requantiser.describe()["rounding"] == ("single" if op == "QGemm" else "double")
+    source = REQUANTISER_PROGRAM % {"declarations": requantiser.declarations(), "n": n, "channels": channels,
+                                    "store": requantiser.store("out[i]", "accs[i]", "c")}
+    (tmp_path / "requantiser.c").write_text(source)
+    subprocess.run([compiler, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-fsanitize=undefined",
+                    "-fno-sanitize-recover=all", f"-I{RUNTIME_DIR / 'include'}", str(tmp_path / "requantiser.c"),
+                    "-o", str(tmp_path / "requantiser")], check=True)
+    acc = rng.integers(-2**20, 2**20, n)
+    acc[:64] = [INT32_MIN, INT32_MAX, 0, -1] * 16
+    result = subprocess.run([str(tmp_path / "requantiser")], input="\n".join(map(str, acc)), capture_output=True,
+                            text=True, check=True)
+    got = np.array([int(line) for line in result.stdout.split()])
+    channel = np.arange(n) % channels
+    multipliers, shifts = np.array(requantiser.multipliers), np.array(requantiser.shifts)
+    want = tfl.requantize(acc, multipliers[channel], shifts[channel], -5, -5, 100,
+                          rounding="single" if op == "QGemm" else "double")
+    np.testing.assert_array_equal(got, want)
+    assert multipliers.tolist() == tfl.linear_multipliers(0.0235, weight_scales, 0.0417)[0]

@@ -1,8 +1,9 @@
 """Fixed-point mode against LiteRT itself: single-layer int8 TFLite models, 0 LSB on every output.
 
 Each model (tflite_layer_models.py: Conv with a fused Relu, a strided Conv,
-depthwise Conv with Relu6, Dense with Relu, Add + Relu, Mul, AveragePool with
-SAME and VALID padding, Softmax) is quantised by TFLiteConverter to full int8,
+depthwise Conv with Relu6, Dense per channel with Relu, per tensor and without
+bias, Add + Relu, Mul, AveragePool with SAME and VALID padding, Softmax at two
+input scales) is quantised by TFLiteConverter to full int8,
 converted by ``tf2onnx --tflite``, compiled with ``--quantization
 fixed-point`` and run on random int8 inputs; LiteRT's reference kernels
 (``OpResolverType.BUILTIN_REF``, the arithmetic fixed-point mode promises) run
@@ -46,7 +47,7 @@ litert = pytest.importorskip("ai_edge_litert.interpreter",
 pytestmark = pytest.mark.quant
 ROUNDS = 20
 MAIN_OP = {"conv_relu": "QLinearConv", "conv_strided": "QLinearConv", "depthwise_relu6": "QLinearConv",
-           "dense_relu": "QGemm", "add_relu": "QLinearAdd", "mul": "QLinearMul", "avgpool_same": "QLinearAveragePool",
+           "dense_relu": "QGemm", "dense_per_tensor": "QGemm", "dense_no_bias": "QLinearMatMul", "add_relu": "QLinearAdd", "mul": "QLinearMul", "avgpool_same": "QLinearAveragePool",
            "avgpool_valid": "QLinearAveragePool", "softmax": "QLinearSoftmax",
            "softmax_wide": "QLinearSoftmax"}
 
@@ -176,3 +177,60 @@ def test_numpy_model_equals_litert(models: Path) -> None:
                 want = pooled.transpose(0, 2, 3, 1)
             wrong[name] += int(np.count_nonzero(want != got))
     assert wrong == {name: 0 for name in wrong}
+
+
+def _conv_accumulators(interpreter: Any, op: dict[str, Any], details: dict[int, dict[str, Any]]) -> np.ndarray:
+    """int32 accumulators of a stride-1 SAME Conv/DepthwiseConv (NHWC) from LiteRT's own tensors."""
+    x_index, w_index, b_index = op["inputs"][:3]
+    zero = int(details[x_index]["quantization"][1])
+    x = interpreter.get_tensor(x_index).astype(np.int64) - zero
+    w = interpreter.get_tensor(w_index).astype(np.int64)
+    kh, kw = w.shape[1:3]
+    padded = np.pad(x, ((0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2), (0, 0)))
+    height, width = x.shape[1:3]
+    acc = np.zeros((*x.shape[:3], w.shape[0] if op["op_name"] == "CONV_2D" else w.shape[3]), np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            patch = padded[:, ky:ky + height, kx:kx + width, :]
+            acc += np.einsum("nhwc,mc->nhwm", patch, w[:, ky, kx, :]) if op["op_name"] == "CONV_2D" \
+                else patch * w[0, ky, kx, :]
+    return acc + interpreter.get_tensor(b_index).astype(np.int64)
+
+
+@pytest.mark.parametrize(("name", "op_name", "rounding"), [
+    ("conv_relu", "CONV_2D", "double"), ("depthwise_relu6", "DEPTHWISE_CONV_2D", "double"),
+    ("dense_relu", "FULLY_CONNECTED", "single"), ("dense_per_tensor", "FULLY_CONNECTED", "single"),
+    ("dense_no_bias", "FULLY_CONNECTED", "single"),
+])
+def test_requantisation_rounding_equals_litert(name: str, op_name: str, rounding: str, models: Path) -> None:
+    """LiteRT's convolutions round twice, its FullyConnected once: each model against both, on many inputs.
+
+    The other rounding must disagree somewhere (the inputs reach enough
+    ties), so the agreement is not an accident of inputs without ties.
+    """
+    interpreter = _interpreter(models / f"{name}.tflite", preserve=True)
+    details = {detail["index"]: detail for detail in interpreter.get_tensor_details()}
+    (op,) = [op for op in interpreter._get_ops_details() if op["op_name"] == op_name]
+    x_detail, w_detail, out_detail = details[op["inputs"][0]], details[op["inputs"][1]], details[op["outputs"][0]]
+    multipliers, shifts = (np.array(v) for v in tfl.linear_multipliers(
+        _quantisation(x_detail)[0], w_detail["quantization_parameters"]["scales"], _quantisation(out_detail)[0]))
+    zero = _quantisation(out_detail)[1]
+    rng = np.random.default_rng(14)
+    wrong = {"double": 0, "single": 0}
+    for round_index in range(100):
+        _litert(interpreter, _random_inputs(interpreter, rng, round_index))
+        if op_name == "FULLY_CONNECTED":
+            x = interpreter.get_tensor(op["inputs"][0]).astype(np.int64) - _quantisation(x_detail)[1]
+            acc = x @ interpreter.get_tensor(op["inputs"][1]).astype(np.int64).T
+            if op["inputs"][2] >= 0:
+                acc = acc + interpreter.get_tensor(op["inputs"][2]).astype(np.int64)
+        else:
+            acc = _conv_accumulators(interpreter, op, details)
+        got = interpreter.get_tensor(op["outputs"][0]).astype(np.int64)
+        channels = np.broadcast_to(np.arange(acc.shape[-1]) if multipliers.size > 1 else 0, acc.shape)
+        inside = (got > -128) & (got < 127)  # where no activation clamp hides the rounding
+        for kind in wrong:
+            want = tfl.requantize(acc, multipliers[channels], shifts[channels], zero, -128, 127, rounding=kind)
+            wrong[kind] += int(np.count_nonzero((want != got) & inside))
+    other = "single" if rounding == "double" else "double"
+    assert wrong[rounding] == 0 and wrong[other] > 0, wrong

@@ -1,7 +1,8 @@
 """Single-layer Keras models quantised by TFLiteConverter (full int8) and converted by tf2onnx --tflite, cached.
 
-Each model isolates one TFLite int8 kernel (Conv, depthwise Conv, Dense, Add
-with a fused Relu, Mul, AveragePool, Softmax at two input scales), so a difference from LiteRT
+Each model isolates one TFLite int8 kernel (Conv, depthwise Conv, Dense per
+channel, per tensor and without bias, Add with a fused Relu, Mul, AveragePool, Softmax at two input
+scales), so a difference from LiteRT
 points at one kernel's arithmetic.  Converting imports TensorFlow and takes
 a few seconds per model, so it runs once, in a child process (the converter
 can crash the interpreter), and the files are kept under
@@ -28,7 +29,8 @@ import numpy as np
 SEED = 3
 CALIBRATION_SAMPLES = 64
 TIMEOUT_S = 1200
-MODELS = ("conv_relu", "conv_strided", "depthwise_relu6", "dense_relu", "add_relu", "mul", "avgpool_same",
+MODELS = ("conv_relu", "conv_strided", "depthwise_relu6", "dense_relu", "dense_per_tensor", "dense_no_bias", "add_relu",
+          "mul", "avgpool_same",
           "avgpool_valid", "softmax", "softmax_wide")
 SPREAD = {"softmax_wide": 40.0}
 """Standard deviation of a model's calibration data (default 2): softmax_wide's input scale puts most int8
@@ -88,9 +90,11 @@ def _build(name: str):  # type: ignore[no-untyped-def]
         a, b = keras.Input((6, 6, 4), batch_size=1), keras.Input((6, 6, 4), batch_size=1)
         y = layers.ReLU()(layers.Add()([a, b])) if name == "add_relu" else layers.Multiply()([a, b])
         return keras.Model([a, b], y), [(6, 6, 4), (6, 6, 4)]
-    if name == "dense_relu":
-        x = keras.Input((24,), batch_size=1)
-        return keras.Model(x, layers.Dense(10, activation="relu", bias_initializer=bias)(x)), [(24,)]
+    if name.startswith("dense"):  # 512 outputs: enough requantisation ties to tell one rounding from two
+        x = keras.Input((64,), batch_size=1)
+        dense = layers.Dense(512, activation="relu" if name == "dense_relu" else None, bias_initializer=bias,
+                             use_bias=name != "dense_no_bias")
+        return keras.Model(x, dense(x)), [(64,)]
     if name in ("softmax", "softmax_wide"):
         x = keras.Input((37,), batch_size=1)
         return keras.Model(x, layers.Softmax()(x)), [(37,)]
@@ -128,6 +132,8 @@ def _write(folder: Path) -> None:
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         converter.inference_input_type = tf.int8
         converter.inference_output_type = tf.int8
+        if name == "dense_per_tensor":  # what converters before per-channel Dense produced
+            converter._experimental_disable_per_channel_quantization_for_dense_layers = True
         tflite = folder / f"{name}.tflite"
         tflite.write_bytes(converter.convert())
         tf2onnx.convert.from_tflite(str(tflite), output_path=str(folder / f"{name}.onnx"))

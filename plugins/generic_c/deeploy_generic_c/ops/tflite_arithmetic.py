@@ -226,10 +226,31 @@ def multiply_by_quantized_multiplier(x: np.ndarray | int, multiplier: np.ndarray
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right)
 
 
+def multiply_by_quantized_multiplier_single(x: np.ndarray | int, multiplier: np.ndarray | int,
+                                            shift: np.ndarray | int) -> np.ndarray:
+    """One rounding of the exact product ``x · m · 2^(shift - 31)``, halves up (shift in [-31, 30]).
+
+    LiteRT's FullyConnected kernels requantise this way (measured: per-tensor
+    and per-channel, BUILTIN_REF), its convolutions with the two roundings of
+    :func:`multiply_by_quantized_multiplier`.
+    """
+    total = 31 - np.asarray(shift, np.int64)
+    product = np.asarray(x, np.int64) * np.asarray(multiplier, np.int64)  # |x·m| < 2^62
+    return wrap32((product + (np.int64(1) << (total - 1))) >> total)  # wraps when a left shift overflows int32
+
+
+ROUNDINGS = ("double", "single")
+"""How a layer's accumulator is requantised: Conv's two roundings or FullyConnected's one."""
+
+
 def requantize(acc: np.ndarray, multiplier: np.ndarray | int, shift: np.ndarray | int, zero: int,
-               low: int, high: int) -> np.ndarray:
-    """Conv/FullyConnected output: requantise the int32 accumulator, add the zero point, clamp."""
-    value = wrap32(multiply_by_quantized_multiplier(wrap32(acc), multiplier, shift) + zero)
+               low: int, high: int, rounding: str = "double") -> np.ndarray:
+    """Conv ("double") / FullyConnected ("single") output: requantise the int32 accumulator, add the zero point,
+    clamp."""
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"unknown rounding {rounding!r}; expected one of {ROUNDINGS}")
+    multiply = multiply_by_quantized_multiplier if rounding == "double" else multiply_by_quantized_multiplier_single
+    value = wrap32(multiply(wrap32(acc), multiplier, shift) + zero)
     return np.clip(value, low, high)
 
 

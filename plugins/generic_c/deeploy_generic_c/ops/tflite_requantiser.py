@@ -9,6 +9,12 @@ shift (halves away from zero).  :class:`TfliteRequantiser` derives the same para
 calls to ``dcg_tfl_requantize`` (``dcg_tflite.h``), so each layer equals
 LiteRT's bit for bit given the same inputs.  Same interface as
 :class:`~deeploy_generic_c.ops.qlinear.Requantiser` and ``FloatRequantiser``.
+
+LiteRT's FullyConnected kernels (which tf2onnx writes as MatMul, fused into
+QGemm or QLinearMatMul) round once instead, the exact product halves up
+(measured against BUILTIN_REF: every tie differs otherwise, per tensor and per
+channel): :class:`TfliteFullyConnectedRequantiser`; :func:`for_op` picks the
+class of a fused op.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ HEADER = "dcg_tflite.h"
 """The runtime header defining ``dcg_tfl_requantize``."""
 MAX_LEFT_SHIFT = 31
 """TFLite shifts the accumulator left by a positive shift in 32 bits; beyond 31 every bit is gone."""
+SINGLE_ROUNDING_OPS = frozenset({"QGemm", "QLinearMatMul"})
+"""Fused ops that stand for TFLite's FullyConnected (one rounding); QLinearConv stands for Conv/DepthwiseConv."""
 
 
 class TfliteRequantiser:
@@ -31,10 +39,15 @@ class TfliteRequantiser:
     (``output_min``/``output_max``) narrows them after construction.
     """
 
+    ROUNDING = "double"
+    FUNCTION = "dcg_tfl_requantize"
+    MAX_SHIFT = MAX_LEFT_SHIFT
+
     def __init__(self, multipliers: list[int], shifts: list[int], output: Buffer, zero: int) -> None:
         for shift in shifts:
-            if shift > MAX_LEFT_SHIFT:
-                raise NodeMismatch("attribute", f"requantisation shift {shift} is beyond TFLite's 32-bit range")
+            if shift > self.MAX_SHIFT:
+                raise NodeMismatch("attribute", f"requantisation shift {shift} is beyond TFLite's range "
+                                                f"(at most {self.MAX_SHIFT}: the scale is 2^{shift - 1} or more)")
         self.multipliers, self.shifts = multipliers, shifts
         self.output, self.zero = output, int(zero)
         info = np.iinfo(output.dtype.numpy)
@@ -62,13 +75,27 @@ class TfliteRequantiser:
     def store(self, target: str, acc: str, channel: str) -> str:
         """C statement requantising the int32 expression ``acc`` into ``target``."""
         index = channel if len(self.multipliers) > 1 else "0"
-        return (f"{target} = ({self.output.dtype.c_type})dcg_tfl_requantize((int32_t)({acc}), tfl_multiplier[{index}], "
+        return (f"{target} = ({self.output.dtype.c_type}){self.FUNCTION}((int32_t)({acc}), tfl_multiplier[{index}], "
                 f"tfl_shift[{index}], {self.zero}, {self.low}, {self.high});")
 
     def describe(self) -> dict[str, object]:
         """The parameters shown by ``analyze`` and ``report.json``."""
         single = len(self.multipliers) == 1
-        return {"arithmetic": "tflite",
+        return {"arithmetic": "tflite", "rounding": self.ROUNDING,
                 "multiplier": self.multipliers[0] if single else self.multipliers,
                 "shift": self.shifts[0] if single else self.shifts,
                 "zero_point": self.zero, "range": [self.low, self.high]}
+
+
+class TfliteFullyConnectedRequantiser(TfliteRequantiser):
+    """As :class:`TfliteRequantiser`, rounding the exact product once (halves up), as LiteRT's FullyConnected does."""
+
+    ROUNDING = "single"
+    FUNCTION = "dcg_tfl_requantize_single"
+    MAX_SHIFT = 30
+    """One rounding shifts the 64-bit product right by ``31 - shift``, at least one bit."""
+
+
+def for_op(op: str) -> type[TfliteRequantiser]:
+    """The requantiser of a fused op: FullyConnected's single rounding for QGemm/QLinearMatMul, else Conv's."""
+    return TfliteFullyConnectedRequantiser if op in SINGLE_ROUNDING_OPS else TfliteRequantiser

@@ -79,6 +79,24 @@ DCG_TFLITE_INLINE int32_t dcg_tfl_requantize(int32_t acc, int32_t multiplier, in
     return value < low ? low : (value > high ? high : value);
 }
 
+/* x * multiplier * 2^(shift - 31) rounded once, halves up (shift in [-31, 30]): the exact 64-bit product plus
+ * half of the divisor, floor-shifted.  LiteRT's FullyConnected kernels requantise this way (its convolutions
+ * round twice, dcg_tfl_multiply).  |x * multiplier| < 2^62, so the sum cannot overflow; for shift <= 0 the
+ * result always fits in int32. */
+DCG_TFLITE_INLINE int32_t dcg_tfl_multiply_single(int32_t x, int32_t multiplier, int32_t shift) {
+    const int32_t total = 31 - shift;
+    const int64_t sum = (int64_t)x * (int64_t)multiplier + ((int64_t)1 << (total - 1));
+    const int64_t floor = sum >= 0 ? sum >> total : ~((~sum) >> total); /* without shifting a negative value */
+    return dcg_tfl_from_bits((uint32_t)floor); /* wraps like TFLite's cast when a left shift overflows int32 */
+}
+
+/* FullyConnected output: requantise with one rounding, add the zero point (wrapping) and clamp. */
+DCG_TFLITE_INLINE int32_t dcg_tfl_requantize_single(int32_t acc, int32_t multiplier, int32_t shift, int32_t zero,
+                                                    int32_t low, int32_t high) {
+    const int32_t value = dcg_tfl_add_wrap(dcg_tfl_multiply_single(acc, multiplier, shift), zero);
+    return value < low ? low : (value > high ? high : value);
+}
+
 /* x * 2^exponent clamped to int32 (exponent in [1, 30]): gemmlowp's saturating multiply by a power of two. */
 DCG_TFLITE_INLINE int32_t dcg_tfl_saturating_shift_left(int32_t x, int32_t exponent) {
     const int32_t threshold = (int32_t)(((uint32_t)1 << (31 - exponent)) - 1u);
