@@ -53,9 +53,11 @@ def compile_folder(model: Path, out: Path, *options: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("report-schema-models")
-    paths = {"cnn": folder / "cnn.onnx", "qdq": folder / "qdq.onnx", "mish": folder / "mish.onnx"}
+    paths = {"cnn": folder / "cnn.onnx", "qdq": folder / "qdq.onnx", "mish": folder / "mish.onnx",
+             "qdq_islands": folder / "qdq_islands.onnx"}
     onnx.save(conformance_model("cnn"), paths["cnn"])
     onnx.save(qdq_conv(), paths["qdq"])
+    onnx.save(_qdq_islands_model(), paths["qdq_islands"])
     onnx.save(_mish_model(), paths["mish"])
     return paths
 
@@ -74,6 +76,35 @@ def _mish_model() -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="report-test",
                               producer_version="7.1")
     return model
+
+
+def _qdq_islands_model() -> onnx.ModelProto:
+    """int8 a + b → 2×2 average pool → Softmax (output step 1/256 from -128): the islands whose fused kernels describe
+    their own parameters (TFLite's Add, average pool and Softmax in fixed-point mode, float32 ones in exact mode)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    def parameters(name: str, scale: float, zero: int) -> list[onnx.TensorProto]:
+        return [numpy_helper.from_array(np.array(scale, np.float32), f"{name}_s"),
+                numpy_helper.from_array(np.array(zero, np.int8), f"{name}_z")]
+
+    def dq(tensor: str, name: str) -> onnx.NodeProto:
+        return helper.make_node("DequantizeLinear", [tensor, f"{name}_s", f"{name}_z"], [f"{tensor}_dq"])
+
+    def q(tensor: str, name: str, output: str) -> onnx.NodeProto:
+        return helper.make_node("QuantizeLinear", [tensor, f"{name}_s", f"{name}_z"], [output])
+
+    nodes = [dq("a", "a"), dq("b", "b"), helper.make_node("Add", ["a_dq", "b_dq"], ["sum_f"]), q("sum_f", "sum", "sum"),
+             dq("sum", "sum"), helper.make_node("AveragePool", ["sum_dq"], ["pool_f"], kernel_shape=[2, 2], strides=[2, 2]),
+             q("pool_f", "sum", "pool"), dq("pool", "sum"), helper.make_node("Softmax", ["pool_dq"], ["soft_f"], axis=-1),
+             q("soft_f", "soft", "y")]
+    shape = [1, 2, 4, 4]
+    graph = helper.make_graph(
+        nodes, "qdq_islands", [helper.make_tensor_value_info(name, TensorProto.INT8, shape) for name in ("a", "b")],
+        [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 2, 2, 2])],
+        [*parameters("a", 0.05, 3), *parameters("b", 0.03, -2), *parameters("sum", 0.07, 1),
+         *parameters("soft", 1.0 / 256.0, -128)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 # -- the schema ---------------------------------------------------------------------------------------------------
@@ -136,6 +167,8 @@ VARIANTS = {
     "pulp-cluster": ("cnn", ("--platform", "pulp-cluster")),
     "QDQ exact": ("qdq", ()),
     "QDQ fixed-point": ("qdq", ("--quantization", "fixed-point")),
+    "QDQ Add, pool, Softmax exact": ("qdq_islands", ()),
+    "QDQ Add, pool, Softmax fixed-point": ("qdq_islands", ("--quantization", "fixed-point")),
     "operator plugin": ("mish", ()),
 }
 
@@ -145,6 +178,10 @@ def test_every_report_variant_matches_the_schema(variant: str, models: dict[str,
     model, options = VARIANTS[variant]
     report = compile_folder(models[model], tmp_path / "out", *options)
     assert schema_violations(report) == []
+    if model == "qdq_islands":  # every island fused, each kernel describing its parameters in its mode's arithmetic
+        arithmetic = "tflite" if options else "float32"
+        assert [(layer["op"], layer["requantization"]["arithmetic"]) for layer in report["layers"]] == [
+            (op, arithmetic) for op in ("QLinearAdd", "QLinearAveragePool", "QLinearSoftmax")], report["layers"]
     for old in TOP_LEVEL_RENAMES:
         assert old not in report
 

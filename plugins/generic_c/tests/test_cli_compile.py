@@ -148,8 +148,14 @@ def test_supported_ops_lists_integer_and_fixed_point_variants_separately() -> No
 
     rows = json.loads(cli("supported-ops", "--json").stdout)
     kernels = {(row["op"], row["kernel"]) for row in rows}
+    # QLinear nodes get one kernel per arithmetic: ONNX Runtime's float32 requantisation (exact mode), TFLite's
+    # (fixed-point mode) and the integer kernels of QOperator files (no requantization attribute).
     assert {("Conv", "Conv float32"), ("Conv", "Conv integer"), ("RequantizedConv", "Conv + RequantShift integer"),
-            ("QLinearConv", "QLinearConv fixed-point"), ("com.microsoft.QGemm", "QGemm fixed-point")} <= kernels, kernels
+            ("QLinearConv", "QLinearConv fixed-point"), ("com.microsoft.QGemm", "QGemm fixed-point"),
+            ("QLinearConv", "QLinearConv int32, float32 requantisation"),
+            ("QLinearConv", "QLinearConv int32, TFLite requantisation"),
+            ("com.microsoft.QGemm", "QGemm int32, TFLite requantisation"),
+            ("com.microsoft.QLinearAdd", "QLinearAdd TFLite")} <= kernels, kernels
 
 
 def _tiny_cnn(path: Path) -> Path:

@@ -40,6 +40,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.fuzz.rounding import judged_outputs
 from deeploy_core.validate import Toolchain, build_executable, compare_outputs, run_network
 from deeploy_core.validate.reference import run_reference
 from deeploy_generic_c import plugin as generic_c_plugin
@@ -329,6 +330,10 @@ def test_qdq_recurrent_classifier_within_one_step_of_onnx_runtime(
     assert "DequantizeLinear" not in {layer["op"] for layer in generated.report["layers"]
                                       if layer["inputs"][0]["name"] in {"W_quantized", "R_quantized", "B_quantized"}}
     assert ("_mixed_f32(" in generated.files["Network.c"]) == quantise_recurrence
+    # One step is a bound by construction: the recurrence computes in float as ONNX Runtime does, so the head's
+    # QLinearMatMul is the one layer rounding on its own (TFLite's arithmetic in fixed-point mode) before the output.
+    names = [spec.name for spec in generated.outputs]
+    assert judged_outputs(generated.report["layers"], names, mode) == names
     executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(), runtime_cache)
     rng = np.random.default_rng(77)
     for seed in range(10):
