@@ -189,3 +189,17 @@ def test_tflite_arithmetic_only_where_tflite_has_the_kernel() -> None:
     assert QDQToInteger().apply_pass(graph, {}) is None  # not TFLite's output quantisation: stays float
     [exact] = _fused(_pool_or_softmax("Softmax", 1 / 200, -128), QDQToIntegerExact())
     assert exact.attrs["requantization"] == "float32"
+
+
+def test_padding_left_out_of_the_count_is_fused_where_the_arithmetic_divides_by_inside_pixels() -> None:
+    """TFLite's SAME average pool (count_include_pad=0): both modes' kernels divide by the in-bounds pixels."""
+    model = _pool_or_softmax("AveragePool", 0.1, 0)
+    pool = next(node for node in model.graph.node if node.op_type == "AveragePool")
+    pool.attribute.extend([helper.make_attribute("pads", [0, 0, 1, 1]), helper.make_attribute("count_include_pad", 0)])
+    for rewrite, arithmetic in ((QDQToInteger(), "tflite"), (QDQToIntegerExact(), "float32")):
+        [node] = _fused(model, rewrite)
+        assert node.attrs["requantization"] == arithmetic and node.attrs["pads"] == [0, 0, 1, 1]
+    rescaling = _pool_or_softmax("AveragePool", 0.3, 2)  # no TFLite kernel: the platform's own, which cannot
+    pool = next(node for node in rescaling.graph.node if node.op_type == "AveragePool")
+    pool.attribute.extend([helper.make_attribute("pads", [0, 0, 1, 1]), helper.make_attribute("count_include_pad", 0)])
+    assert QDQToInteger().apply_pass(gs.import_onnx(rescaling), {}) is None

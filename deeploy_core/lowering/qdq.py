@@ -128,7 +128,16 @@ class QDQToInteger(SubgraphTransformation):
             return False
         if node.op == "Softmax" and not self._softmax_applies(node, quantize):
             return False
+        if node.op == "AveragePool" and not self._pool_applies(island):
+            return False
         return _compute_applies(node, dequantized)
+
+    def _pool_applies(self, island: Island) -> bool:
+        """No ``ceil_mode``; padding left out of the count (TFLite's SAME) only where the kernels divide by the
+        in-bounds pixels: the float32 and TFLite arithmetics do, the platforms' own fixed-point kernel does not."""
+        if int(island.node.attrs.get("ceil_mode", 0)):
+            return False
+        return self._arithmetic(island) is not None or _full_area_windows(island.node)
 
     def _softmax_applies(self, node: gs.Node, quantize: gs.Node) -> bool:
         """Along the last axis only; fixed-point mode only with TFLite's output quantisation."""
@@ -254,8 +263,6 @@ def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None]) -> bool:
     if node.op in ("Add", "Mul"):
         return per_tensor(operands[1])
     if node.op == "MatMul" and not _matrices_with_shared_batch(node):
-        return False
-    if node.op == "AveragePool" and not _full_area_windows(node):
         return False
     if node.op == "Gemm" and (int(node.attrs.get("transA", 0)) or float(node.attrs.get("alpha", 1.0)) != 1.0
                               or float(node.attrs.get("beta", 1.0)) != 1.0):
