@@ -278,6 +278,38 @@ def test_trunc_after_average_pool(mode: str, signed: bool, narrow: bool, bits: i
     assert len(np.unique(got)) > 5
 
 
+@pytest.mark.parametrize("kernel, signed", [(2, False), (3, True), (4, False)])
+def test_trunc_average_pool_of_integers_becomes_an_integer_window_sum(kernel: int, signed: bool,
+                                                                       tmp_path: Path) -> None:
+    """``Quant → AveragePool → Trunc(ROUND)`` (TruncAvgPool2d) is a depthwise sum QLinearConv, same as qonnx."""
+    s_in = np.float32(0.0123)
+    low, high = _limits(8, signed, False)
+    nodes, constants = [], []
+    node, extra = _quant("q", "x", "xq", 8, signed, False, "ROUND", np.array(s_in), np.array(0.0))
+    area = kernel * kernel
+    shift = 2 ** math.ceil(math.log2(area))
+    nodes += [node, helper.make_node("AveragePool", ["xq"], ["p"], kernel_shape=[kernel, kernel],
+                                     strides=[kernel, kernel]),
+              helper.make_node("Trunc", ["p", "ts", "tz", "tib", "tos", "tob"], ["y"], name="trunc", domain=QONNX,
+                               rounding_mode="ROUND", signed=int(signed), narrow=0)]
+    constants += [*extra, _f32("ts", s_in / np.float32(area)), _f32("tz", 0.0), _f32("tib", 16.0),
+                  _f32("tos", s_in * np.float32(shift / area)), _f32("tob", 8.0)]
+    size = 4 * kernel
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])], constants)
+    model.graph.value_info.append(helper.make_tensor_value_info("xq", TensorProto.FLOAT, [1, 3, size, size]))
+    result = lowered(model)  # (the compiler's front end infers that shape; the window sum needs the channels)
+    assert "AveragePool" not in ops(result) and "Conv" in ops(result)
+    onnx.save(result, tmp_path / "lowered.onnx")
+    x = (np.random.default_rng(kernel).integers(low - 2, high + 3, (1, 3, size, size)) * s_in).astype(np.float32)
+    quantised = reference_quant(x, np.array(s_in), np.array(0.0), 8, signed, False, "ROUND")
+    pooled = run(_model([nodes[1]], [helper.make_tensor_value_info("xq", TensorProto.FLOAT, x.shape)],
+                        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 3, 4, 4])], []), {"xq": quantised})[0]
+    expected = reference_trunc(pooled, float(s_in / np.float32(area)), 0.0, float(s_in * np.float32(shift / area)), 8,
+                               signed, False, "ROUND")
+    np.testing.assert_array_equal(run_reference(tmp_path / "lowered.onnx", {"x": x})[0], expected)
+
+
 # -- QCDQ weight chains ----------------------------------------------------------------------------------------------
 
 def _conv_model(weight_nodes: list[onnx.NodeProto], initializers: list[onnx.TensorProto]) -> onnx.ModelProto:
@@ -379,7 +411,10 @@ def test_qonnx_network_compiles_and_matches_onnx_runtime(trunc_mode: str, platfo
     onnx.save(model, path)
     onnx.save(lowered(model), lowered_path)
     _, generated = compile_model(path, CompileOptions(platform=platform), host)
-    assert not any(layer["op"] in ("Quant", "Trunc") for layer in generated.report["layers"])
+    layers = generated.report["layers"]
+    assert not any(layer["op"] in ("Quant", "Trunc") for layer in layers)
+    if trunc_mode == "ROUND":  # integer throughout; the other modes round in float ops (exactly)
+        assert [layer["op"] for layer in layers if layer["outputs"][0]["dtype"] == "float32"] == ["DequantizeLinear"]
     executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment())
     rng = np.random.default_rng(1)
     for _ in range(4):

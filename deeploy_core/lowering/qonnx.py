@@ -22,8 +22,12 @@ No kernel implements them; instead:
   a zero point other than 0 the float32 sum ``x / scale + zero_point`` QONNX
   rounds is computed first (``Div``, ``Add``; see :meth:`_Rewriter.activation`);
   other roundings are refused with a one-line error;
-* ``Trunc`` (Brevitas' ``TruncAvgPool2d``) recomputes the integer sum with
-  ``Div``/``Round``, divides by its power-of-two shift and rounds with its mode
+* ``Trunc`` (Brevitas' ``TruncAvgPool2d``) after an ``AveragePool`` of
+  quantised values with rounding ``ROUND`` becomes a depthwise ``Conv`` of
+  ones (the integer window sum, which the QDQ rewrite makes a QLinearConv whose
+  multiplier is exactly the power-of-two shift; see
+  :meth:`_Rewriter.integer_trunc`); otherwise it recomputes the integer sum
+  with ``Div``/``Round``, divides by its shift and rounds with its mode
   (``QuantizeLinear`` for ``ROUND``; ``Floor``, ``Ceil`` or their
   combinations with ``Max``/``Min`` for the others), then dequantises with the
   output scale: the same float32 steps qonnx takes, so the result is identical;
@@ -112,13 +116,18 @@ class _Rewriter:
     # -- folding on constants -------------------------------------------------------------------------------------
 
     def fold_constant(self, node: gs.Node, integers: np.ndarray, scale: np.ndarray, zero: np.ndarray,
-                      value: np.ndarray) -> None:
-        """Replace ``node`` by ``DequantizeLinear(integers)`` or, if that cannot express it, by ``value``."""
+                      value: np.ndarray, bounds: tuple[int, int]) -> None:
+        """Replace ``node`` by ``DequantizeLinear(integers)`` or, if that cannot express it, by ``value``.
+
+        The storage type follows the quantiser's range ``bounds`` (and zero
+        point), not the values: a 32-bit bias stays int32 even when its values
+        are small, as the QDQ rewrite expects of biases.
+        """
         output = node.outputs[0]
         shape = tuple(integers.shape)
         representable, axis = quantisation_axis([np.shape(scale), np.shape(zero)], shape)
-        low, high = float(min(integers.min(initial=0), zero.min(initial=0))), float(
-            max(integers.max(initial=0), zero.max(initial=0)))
+        low = float(min(bounds[0], integers.min(initial=0), zero.min(initial=0)))
+        high = float(max(bounds[1], integers.max(initial=0), zero.max(initial=0)))
         storage = _storage(low, high) if _integral(zero) else None
         if storage is np.int32 and np.any(zero != 0):
             storage = None  # ONNX's DequantizeLinear takes no zero point with int32
@@ -162,7 +171,8 @@ class _Rewriter:
             else:
                 integers = arithmetic.quant_integers(data, scale, zero, bits, signed, narrow, mode)
             integers = np.clip(integers.astype(np.float64), -(2.0**31), 2.0**31 - 1).astype(np.int64)
-            self.fold_constant(node, integers, scale, np.asarray(zero, np.float32), value)
+            bounds = (-1, 1) if bits == 1 and signed else arithmetic.integer_range(min(bits, 32), signed, narrow)
+            self.fold_constant(node, integers, scale, np.asarray(zero, np.float32), value, bounds)
             return
         if bits == 1 and signed:
             raise _refuse(node, "a signed 1-bit (bipolar) quantiser on an activation has no integer kernel",
@@ -246,7 +256,8 @@ class _Rewriter:
             raise _refuse(node, "a bipolar quantiser on an activation has no integer kernel",
                           "only BipolarQuant on constant weights lowers (to ±1 weights)")
         integers = np.where(np.asarray(data, np.float32) >= 0, 1, -1).astype(np.int64)
-        self.fold_constant(node, integers, scale, np.zeros((), np.float32), arithmetic.bipolar_quant(data, scale))
+        self.fold_constant(node, integers, scale, np.zeros((), np.float32), arithmetic.bipolar_quant(data, scale),
+                           (-1, 1))
 
     # -- Trunc ----------------------------------------------------------------------------------------------------
 
@@ -285,7 +296,75 @@ class _Rewriter:
                           "use integer zero points")
         if output_bits > 8:
             raise _refuse(node, f"{output_bits}-bit outputs have no integer kernels", "truncate to 8 bits or fewer")
+        if mode.upper() in ("ROUND", "HALF_EVEN") and not np.any(zero != 0) and not np.any(output_zero != 0):
+            if self.integer_trunc(node, scale, divisor, output_scale, low, high):
+                return
         self.lower_trunc(node, scale, zero, divisor, output_scale, output_zero, low, high, mode)
+
+    def integer_trunc(self, node: gs.Node, scale: np.ndarray, divisor: np.float32, output_scale: np.ndarray,
+                      low: int, high: int) -> bool:
+        """``DQ(q, s) → AveragePool → Trunc(ROUND)`` as an integer depthwise sum: False when it does not apply.
+
+        Brevitas' ``TruncAvgPool2d`` divides the pool by ``scale = s / area``,
+        so qonnx rounds ``x / scale`` back to the integer window sum ``S`` and
+        then rounds ``S / divisor`` half to even.  A depthwise Conv with weights
+        ``1 / divisor`` (scale of a ``DequantizeLinear`` of ones) on the same
+        ``DQ(q, s)`` and a ``QuantizeLinear`` of scale ``s`` is the QLinearConv
+        ``round(S · (s / divisor) / s)``: the float32 multiplier is exactly
+        ``1 / divisor`` (a power of two), so it computes the same integer —
+        provided qonnx's float pool recovers ``S`` exactly, which holds when its
+        rounding errors stay below a quarter step: at most ``area · 256`` in
+        magnitude, ``area + 2`` float32 roundings and the scale's own error.
+        """
+        pool = node.inputs[0].inputs[0] if len(node.inputs[0].inputs) == 1 else None
+        if pool is None or pool.op != "AveragePool" or pool.domain not in (None, "", "ai.onnx"):
+            return False
+        if len(node.inputs[0].outputs) != 1 or len(pool.outputs) != 1 or not pool.inputs:
+            return False
+        source = pool.inputs[0]
+        dequantize = source.inputs[0] if len(source.inputs) == 1 else None
+        if dequantize is None or dequantize.op != "DequantizeLinear" or len(dequantize.inputs) < 2:
+            return False
+        input_scale = constant_value(dequantize.inputs[1])
+        input_zero = (constant_value(dequantize.inputs[2]) if len(dequantize.inputs) > 2 and dequantize.inputs[2].name
+                      else np.zeros(()))
+        if input_scale is None or input_zero is None or input_scale.size != 1 or np.any(input_zero != 0):
+            return False
+        kernel = [int(size) for size in pool.attrs.get("kernel_shape", [])]
+        pads = [int(pad) for pad in pool.attrs.get("pads", [0] * 2 * len(kernel))]
+        shape = source.shape
+        if not kernel or shape is None or len(shape) != len(kernel) + 2 or not isinstance(shape[1], int):
+            return False
+        if pool.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET") or int(pool.attrs.get("ceil_mode", 0)):
+            return False
+        if any(int(d) != 1 for d in pool.attrs.get("dilations", [])):
+            return False
+        if any(pads) and not int(pool.attrs.get("count_include_pad", 0)):
+            return False  # the divisor then changes at the borders
+        area = int(np.prod(kernel))
+        s = np.float32(input_scale.reshape(-1)[0])
+        if not s > 0 or np.asarray(scale).size != 1 or area * 256 * (area + 2) > 2**22:
+            return False
+        mismatch = abs(float(np.float32(np.asarray(scale).reshape(-1)[0])) * area / float(s) - 1.0)
+        if mismatch * area * 256 > 0.25:
+            return False
+        channels = int(shape[1])
+        stem = node.name or node.outputs[0].name
+        ones = new_constant(self.namer, f"{stem}_window", np.ones((channels, 1, *kernel), np.int8))
+        weights = gs.Variable(self.namer(f"{stem}_window_weights"), dtype=np.float32, shape=[channels, 1, *kernel])
+        new_node(self.graph, self.namer, "DequantizeLinear", f"{stem}_window_dequantize",
+                 [ones, new_constant(self.namer, f"{stem}_window_scale", np.float32(1.0) / np.float32(divisor)),
+                  new_constant(self.namer, f"{stem}_window_zero_point", np.array(0, np.int8))], [weights])
+        output = node.outputs[0]
+        sums = gs.Variable(self.namer(f"{stem}_sums"), dtype=np.float32, shape=output.shape)
+        attrs = {"group": channels, "kernel_shape": kernel, "pads": pads,
+                 "strides": [int(step) for step in pool.attrs.get("strides", [1] * len(kernel))]}
+        new_node(self.graph, self.namer, "Conv", f"{stem}_window_sum", [source, weights], [sums], attrs)
+        detach(node)
+        detach(pool)
+        self.activation_from_integers(node, sums, output, output_scale, np.zeros((), np.float32), low, high, stem,
+                                      quantize_scale=s)
+        return True
 
     def lower_trunc(self, node: gs.Node, scale: np.ndarray, zero: np.ndarray, divisor: np.float32,
                     output_scale: np.ndarray, output_zero: np.ndarray, low: int, high: int, mode: str) -> None:
@@ -329,8 +408,9 @@ class _Rewriter:
         return step("Add", [positive, negative], "rounded")
 
     def activation_from_integers(self, node: gs.Node, value: gs.Tensor, output: gs.Tensor, output_scale: np.ndarray,
-                                 output_zero: np.ndarray, low: int, high: int, stem: str) -> None:
-        """``QuantizeLinear(value, 1, 0) → [Clip] → DequantizeLinear(output_scale, output_zero)``."""
+                                 output_zero: np.ndarray, low: int, high: int, stem: str,
+                                 quantize_scale: np.float32 = np.float32(1.0)) -> None:
+        """``QuantizeLinear(value, quantize_scale, 0) → [Clip] → DequantizeLinear(output_scale, output_zero)``."""
         shape = tuple(value.shape or ())
         declared = None if value.shape is None else list(shape)
         representable, axis = quantisation_axis([np.shape(output_scale), np.shape(output_zero)], shape)
@@ -341,7 +421,7 @@ class _Rewriter:
         info = np.iinfo(storage)
         quantised = gs.Variable(self.namer(f"{stem}_quantized"), dtype=storage, shape=declared)
         new_node(self.graph, self.namer, "QuantizeLinear", f"{stem}_quantize",
-                 [value, new_constant(self.namer, f"{stem}_unit", np.array(1.0, np.float32)),
+                 [value, new_constant(self.namer, f"{stem}_unit", np.array(quantize_scale, np.float32)),
                   new_constant(self.namer, f"{stem}_no_offset", np.array(0, storage))], [quantised])
         if (low, high) != (info.min, info.max):
             clipped = gs.Variable(self.namer(f"{stem}_clipped"), dtype=storage, shape=declared)

@@ -28,9 +28,11 @@ _OPS: tuple[tuple[str, int, str], ...] = (
      "activations: 2-8 bits, integer zero point, rounding ROUND -> QuantizeLinear, a Clip when the range is narrower "
      "than int8/uint8, DequantizeLinear."),
     ("Trunc", 6,
-     "Lowered before mapping (Brevitas' TruncAvgPool2d; version 2, six inputs): the integer sum is recomputed (Div, "
-     "Round), shifted by its power of two and rounded with its mode (any of QONNX's), then QuantizeLinear -> "
-     "DequantizeLinear with the output scale; output 2-8 bits. Version 1 (five inputs) on constants only."),
+     "Lowered before mapping (Brevitas' TruncAvgPool2d; version 2, six inputs): after an AveragePool of quantised "
+     "values with rounding ROUND, an integer depthwise window sum (QLinearConv); otherwise the integer sum is "
+     "recomputed (Div, Round), shifted by its power of two and rounded with its mode (any of QONNX's) in float ops, "
+     "then QuantizeLinear -> DequantizeLinear with the output scale; output 2-8 bits. Version 1 (five inputs) on "
+     "constants only."),
     ("BipolarQuant", 2,
      "On constants only: folded to +1/-1 weights stored as int8 behind DequantizeLinear."),
 )
