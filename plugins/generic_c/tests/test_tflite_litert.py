@@ -94,22 +94,12 @@ def _kernels(report: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-NOT_FUSED_YET = {
-    "avgpool_same": "the QDQ lowering keeps a padded AveragePool with count_include_pad=0 in float even in "
-                    "fixed-point mode, where that is exactly TFLite's kernel (deeploy_core/lowering/qdq.py, "
-                    "_full_area_windows)",
-}
-"""Models whose layer the lowering does not fuse yet: expected to fail only there (once fused, fully checked)."""
-
-
 @pytest.mark.parametrize("name", tflite_layer_models.MODELS)
 def test_layer_equals_litert(name: str, models: Path, generic_c_host: PluginHost, runtime_cache: Path,
                              tmp_path: Path) -> None:
     _, generated = compile_model(models / f"{name}.onnx",
                                  CompileOptions(platform="generic-c", quantization="fixed-point"), generic_c_host)
     kernels = _kernels(generated.report)
-    if name in NOT_FUSED_YET and kernels.get(MAIN_OP[name]) != "tflite":
-        pytest.xfail(NOT_FUSED_YET[name])
     assert kernels.get(MAIN_OP[name]) == "tflite", json.dumps(generated.report.get("layers"), indent=1)[:3000]
     executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(), runtime_cache)
     interpreter = _interpreter(models / f"{name}.tflite")

@@ -25,6 +25,8 @@ modules, so every parser here refuses them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import onnx_graphsurgeon as gs
@@ -50,6 +52,7 @@ from deeploy_generic_c.ops.tflite_arithmetic import (
 )
 from deeploy_generic_c.ops.tflite_requantiser import HEADER
 
+_T = TypeVar("_T")
 TEMPLATE = NodeTemplate("${code}", headers=("stdint.h", HEADER))
 SOFTMAX_SCALE = np.float32(1.0 / 256.0)
 """TFLite's int8/uint8 softmax writes probabilities in steps of 1/256, from the type's minimum."""
@@ -83,7 +86,7 @@ def _clamp(node: gs.Node, output: Buffer) -> tuple[int, int]:
     return low, high
 
 
-def _parameters(derive, *scales: float):  # type: ignore[no-untyped-def]
+def _parameters(derive: Callable[..., _T], *scales: float) -> _T:
     """A TFLite parameter derivation whose refusal becomes a NodeMismatch naming the reason."""
     try:
         return derive(*scales)
