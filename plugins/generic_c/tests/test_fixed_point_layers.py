@@ -1,10 +1,13 @@
-"""Fixed-point mode's per-layer bound, checked layer by layer on a residual network (deeploy_core.testing.layerwise).
+"""The per-layer bounds, checked layer by layer on a residual network (deeploy_core.testing.layerwise).
 
 With an Add inside a residual block and an average pool before the last
-convolution, a step of difference from one of those layers can grow through
-the layers after it, so the outputs of this network have no one-step bound.
-What holds is per layer: given ONNX Runtime's own values of its inputs, each
-convolution is bit exact and the Add and the pools are within one step.
+convolution, a step of difference from one layer can grow through the layers
+after it, so in fixed-point mode the outputs of this network have no bound
+against ONNX Runtime.  What holds is per layer, given ONNX Runtime's own
+values of its inputs: in fixed-point mode (TFLite's arithmetic: a 31-bit
+multiplier and two roundings against ONNX Runtime's float32 rounding) every
+requantising layer, convolutions included, is within one step; in exact mode
+every layer is bit exact.
 """
 
 from __future__ import annotations
@@ -61,20 +64,46 @@ class _Calibration(CalibrationDataReader):
         return next(self.batches, None)
 
 
-def test_every_layer_of_a_residual_network_is_within_its_bound_given_onnx_runtime_inputs(
-    tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path
-) -> None:
-    source, model = tmp_path / "residual.onnx", tmp_path / "residual_qdq.onnx"
+def _quantised(folder: Path) -> Path:
+    source, model = folder / "residual.onnx", folder / "residual_qdq.onnx"
     onnx.save(_residual_network(), source)
     quantize_static(str(source), str(model), _Calibration(), quant_format=QuantFormat.QDQ, per_channel=False,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     assert len(quantised_layers(onnx.load(model))) >= 8
-    samples = [{"x": np.random.default_rng(1000 + seed).standard_normal(SHAPE).astype(np.float32)} for seed in range(10)]
+    return model
+
+
+def _samples() -> list[dict[str, np.ndarray]]:
+    return [{"x": np.random.default_rng(1000 + seed).standard_normal(SHAPE).astype(np.float32)} for seed in range(10)]
+
+
+REQUANTISING = ("QLinearConv", "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool")
+
+
+def test_fixed_point_every_layer_of_a_residual_network_is_within_one_step_given_onnx_runtime_inputs(
+    tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path
+) -> None:
+    model = _quantised(tmp_path)
     checks = check_layers(model, CompileOptions(platform="generic-c", quantization="fixed-point"), generic_c_host,
-                          samples, tmp_path / "layers", runtime_cache)
-    by_op = {op: [check for check in checks if op in check.ops] for op in
-             ("QLinearConv", "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool")}
-    assert len(by_op["QLinearConv"]) == 4 and all(check.bound == 0 for check in by_op["QLinearConv"])
-    assert all(len(found) == 1 and found[0].bound == 1 for op, found in by_op.items() if op != "QLinearConv")
-    failing = [(check.layer.output, check.ops, check.error, check.bound) for check in checks if not check.ok]
+                          _samples(), tmp_path / "layers", runtime_cache)
+    by_op = {op: [check for check in checks if op in check.ops] for op in REQUANTISING}
+    assert len(by_op["QLinearConv"]) == 4 and all(check.arithmetic == ("tflite",) for check in by_op["QLinearConv"])
+    assert len(by_op["QLinearAdd"]) == 1 and by_op["QLinearAdd"][0].arithmetic == ("tflite",)
+    assert all(len(found) == 1 for op, found in by_op.items() if op != "QLinearConv"), by_op
+    assert all(check.bound == 1 for found in by_op.values() for check in found)
+    failing = [(check.layer.output, check.ops, check.arithmetic, check.error, check.bound)
+               for check in checks if not check.ok]
+    assert not failing, failing
+
+
+def test_exact_mode_every_layer_of_a_residual_network_is_bit_exact_given_onnx_runtime_inputs(
+    tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path
+) -> None:
+    model = _quantised(tmp_path)
+    checks = check_layers(model, CompileOptions(platform="generic-c"), generic_c_host, _samples(),
+                          tmp_path / "layers", runtime_cache)
+    requantising = [check for check in checks if set(check.ops) & set(REQUANTISING)]
+    assert len(requantising) == 7 and all(check.arithmetic == ("float32",) for check in requantising), requantising
+    failing = [(check.layer.output, check.ops, check.error, check.bound) for check in checks
+               if check.bound != 0 or check.error != 0]
     assert not failing, failing
