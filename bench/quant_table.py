@@ -27,6 +27,7 @@ extra (make quant); conversions are cached as the tests' are.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 from collections.abc import Callable
@@ -156,11 +157,11 @@ def main() -> int:
     parser.add_argument("--pulp-samples", type=int, default=2, help="inputs run on the pulp-cluster emulator")
     parser.add_argument("--repeats", type=int, default=20, help="RunNetwork calls timed (the best is kept)")
     args = parser.parse_args()
-    try:
-        import ai_edge_litert  # noqa: F401
-        import tf2onnx  # noqa: F401
-    except ImportError:
-        print("error: the quant extra is not installed (make quant)", file=sys.stderr)
+    # Looked up, not imported: tf2onnx imports TensorFlow, which has no business in this process (the conversions
+    # run in child processes) and crashes it beside ONNX Runtime and LiteRT.
+    absent = [name for name in ("tensorflow", "tf2onnx", "ai_edge_litert") if importlib.util.find_spec(name) is None]
+    if absent:
+        print(f"error: {', '.join(absent)} not installed: install the quant extra (make quant)", file=sys.stderr)
         return 2
     host = make_host()
     rows: list[Row] = []
