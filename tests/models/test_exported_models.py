@@ -4,9 +4,12 @@ Each case exports a torchvision, timm or torch.nn network with random
 weights at a small input size (cached, see ``export.py``), compiles it,
 builds the C with gcc, runs it on seeded random inputs and compares with
 ONNX Runtime: float outputs within 1e-4 of their scale, int8 QDQ outputs
-bit-exact (exact mode on generic-c) or within one step (fixed-point, and
-exact mode on a platform without ONNX Runtime's fused kernels), the bounds
-docs/cli.rst states.  ``bench/exporter_table.py`` prints the same cases as a
+bit-exact (exact mode on generic-c) or within one step (exact mode on a
+platform without ONNX Runtime's fused kernels); fixed-point mode computes
+TFLite's arithmetic, which has no end-to-end bound against ONNX Runtime, so
+each of its quantised layers is compiled alone and held to one step of ONNX
+Runtime given ONNX Runtime's inputs.  These are the bounds
+docs/fixed-point.rst states.  ``bench/exporter_table.py`` prints the same cases as a
 table.  Cases the compiler refuses today (an op no platform implements
 yet) expect that refusal, a clean one-line error rather than a traceback
 or wrong numbers; they pass outright once the op exists.
