@@ -28,6 +28,8 @@ import numpy as np
 
 EXPORTS = ("qcdq_torchscript", "qcdq_dynamo", "qonnx_torchscript", "qonnx_dynamo")
 """Exporter (QCDQ: ``export_onnx_qcdq``, QONNX: ``export_qonnx``) and torch exporter (``dynamo=False/True``)."""
+RESIDUAL_EXPORTS = ("qcdq_torchscript", "qonnx_torchscript", "qonnx_dynamo")
+"""The residual network's exports (its biases are quantised, which Brevitas' dynamo QCDQ export refuses)."""
 WEIGHT_BITS = (8, 4)
 INPUT_SHAPE = (1, 1, 8, 8)
 SEED = 0
@@ -83,7 +85,49 @@ def _network(weight_bits: int, int_bias: bool):  # type: ignore[no-untyped-def] 
             x = self.relu2(self.conv2(x))
             return self.fc(x.flatten(1))
 
-    network = TinyQuantCNN()
+    return _calibrated(TinyQuantCNN())
+
+
+def _residual():  # type: ignore[no-untyped-def]  # torch and brevitas are optional
+    """Brevitas' other layers: 4-bit per-channel weights, 4-bit activations, QuantEltwiseAdd, TruncAvgPool2d.
+
+    (What QONNX writes as ``Trunc`` and 4-bit activations as a ``Clip`` between
+    QuantizeLinear and DequantizeLinear.)
+    """
+    import brevitas.nn as qnn
+    import torch
+    from brevitas.quant import Int8ActPerTensorFloat, Int8WeightPerChannelFloat, Int32Bias
+    from torch import nn
+
+    torch.manual_seed(SEED)
+    layer = {"weight_quant": Int8WeightPerChannelFloat, "weight_bit_width": 4, "bias_quant": Int32Bias,
+             "return_quant_tensor": True}
+
+    class TinyResidual(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inp = qnn.QuantIdentity(bit_width=8, return_quant_tensor=True)
+            self.conv1 = qnn.QuantConv2d(1, 8, 3, padding=1, **layer)
+            self.relu1 = qnn.QuantReLU(bit_width=4, return_quant_tensor=True)
+            self.conv2 = qnn.QuantConv2d(8, 8, 3, padding=1, **layer)
+            self.relu2 = qnn.QuantReLU(bit_width=4, return_quant_tensor=True)
+            self.add = qnn.QuantEltwiseAdd(return_quant_tensor=True)
+            self.pool = qnn.TruncAvgPool2d(kernel_size=2, stride=2, return_quant_tensor=True)
+            self.fc = qnn.QuantLinear(8 * 4 * 4, 10, **{**layer, "return_quant_tensor": False},
+                                      output_quant=Int8ActPerTensorFloat)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = self.relu1(self.conv1(self.inp(x)))
+            z = self.relu2(self.conv2(y))
+            return self.fc(torch.flatten(self.pool(self.add(y, z)), 1))
+
+    return _calibrated(TinyResidual())
+
+
+def _calibrated(network):  # type: ignore[no-untyped-def]
+    """``network`` after activation statistics from seeded batches, in eval mode."""
+    import torch
+
     rng = np.random.default_rng(SEED)
     calibration = torch.from_numpy(rng.uniform(-1, 1, (32, *INPUT_SHAPE[1:])).astype(np.float32))
     network.train()
@@ -94,13 +138,13 @@ def _network(weight_bits: int, int_bias: bool):  # type: ignore[no-untyped-def] 
     return network
 
 
-def _export(kind: str, weight_bits: int, target: Path) -> None:
+def _export(kind: str, weight_bits: int | None, target: Path) -> None:
     import onnx
     import torch
     from brevitas.export import export_onnx_qcdq, export_qonnx
 
     torch.set_num_threads(1)
-    network = _network(weight_bits, int_bias=kind != "qcdq_dynamo")
+    network = _residual() if weight_bits is None else _network(weight_bits, int_bias=kind != "qcdq_dynamo")
     example = torch.from_numpy(example_inputs(1)[0])
     exporter = export_onnx_qcdq if kind.startswith("qcdq") else export_qonnx
     with tempfile.TemporaryDirectory() as folder:
@@ -110,11 +154,13 @@ def _export(kind: str, weight_bits: int, target: Path) -> None:
     onnx.save(model, str(target))
 
 
-def exported(kind: str, weight_bits: int) -> Path:
-    """The network with ``weight_bits``-bit weights exported by ``kind`` (one of :data:`EXPORTS`), cached."""
-    if kind not in EXPORTS or weight_bits not in WEIGHT_BITS:
+def exported(kind: str, weight_bits: int | None) -> Path:
+    """The CNN with ``weight_bits``-bit weights (None: the residual network) exported by ``kind``, cached."""
+    if weight_bits is None and kind not in RESIDUAL_EXPORTS or weight_bits is not None and (
+            kind not in EXPORTS or weight_bits not in WEIGHT_BITS):
         raise ValueError(f"unknown export {kind!r} / {weight_bits} bits")
-    target = cache_folder() / cache_key() / f"tinycnn_w{weight_bits}_{kind}.onnx"
+    name = "residual_a4w4" if weight_bits is None else f"tinycnn_w{weight_bits}"
+    target = cache_folder() / cache_key() / f"{name}_{kind}.onnx"
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

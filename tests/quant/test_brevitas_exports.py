@@ -1,17 +1,20 @@
-"""Brevitas' QCDQ and QONNX exports of a tiny CNN compile with no flags and reproduce their own reference exactly.
+"""Brevitas' QCDQ and QONNX exports compile with no flags to integer kernels and reproduce their reference exactly.
 
-The network (:mod:`tests.quant.brevitas_export`: 8-bit input, two QuantConv2d
+A tiny CNN (:mod:`tests.quant.brevitas_export`: 8-bit input, two QuantConv2d
 + QuantReLU with a max pool between, a QuantLinear head with an 8-bit output
 quantiser; 8- and 4-bit weights) is exported by ``export_onnx_qcdq`` and
-``export_qonnx`` with both torch exporters, compiled for generic-c and
-pulp-cluster with the defaults, built and run on several inputs.  QCDQ files
-are held to ONNX Runtime (validate's reference), QONNX files to qonnx's own
-executor after qonnx's cleanup: the output is quantised, so "exactly" means
-0 LSB, on 20 inputs.  Every layer must be integer (the DequantizeLinear that
-makes the float graph output excepted) — but in the QCDQ dynamo export, whose
-biases Brevitas leaves float (an expected failure until a bias can be
-quantised without leaving ONNX Runtime's arithmetic).  Without the ``quant`` extra (torch, brevitas, qonnx) the tests skip,
-saying which package is missing.
+``export_qonnx`` with both torch exporters, and a residual network with
+Brevitas' other layers (4-bit per-channel weights, 4-bit activations,
+QuantEltwiseAdd, TruncAvgPool2d) by the exporters that take its quantised
+biases.  Each is compiled for generic-c and pulp-cluster with the defaults,
+built and run on 20 inputs.  QCDQ files are held to ONNX Runtime (validate's
+reference), QONNX files to qonnx's own executor after qonnx's cleanup: the
+output is quantised, so "exactly" means 0 LSB.  Every layer must be integer
+(the DequantizeLinear that makes the float graph output excepted) — but in
+the QCDQ dynamo export, whose biases Brevitas leaves float (an expected
+failure until a bias can be quantised without leaving ONNX Runtime's
+arithmetic).  Without the ``quant`` extra (torch, brevitas, qonnx) the tests
+skip, saying which package is missing.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
 from deeploy_core.validate.reference import run_reference
-from tests.quant.brevitas_export import EXPORTS, WEIGHT_BITS, example_inputs, exported
+from tests.quant.brevitas_export import EXPORTS, RESIDUAL_EXPORTS, WEIGHT_BITS, example_inputs, exported
 from tests.quant.extra import needs
 
 pytestmark = [pytest.mark.quant, needs("torch", "brevitas", "qonnx", "onnxoptimizer")]
@@ -96,7 +99,7 @@ def reference(kind: str, path: Path, inputs: list[np.ndarray]) -> list[np.ndarra
     return [run_reference(path, {name: x})[0] for x in inputs]
 
 
-def exported_or_skip(kind: str, bits: int) -> Path:
+def exported_or_fail(kind: str, bits: int | None) -> Path:
     try:
         return exported(kind, bits)
     except Exception as error:  # noqa: BLE001 - brevitas/torch raise many types; the reason is what matters
@@ -108,7 +111,7 @@ def exported_or_skip(kind: str, bits: int) -> Path:
 @pytest.mark.parametrize("kind", EXPORTS)
 def test_brevitas_export_compiles_and_matches(kind: str, bits: int, platform: str, quant_host: PluginHost,
                                               quant_runtime_cache: Path, tmp_path: Path) -> None:
-    path = exported_or_skip(kind, bits)
+    path = exported_or_fail(kind, bits)
     inputs = example_inputs(INPUTS)
     floats, actual = compile_and_run(path, platform, quant_host, tmp_path, quant_runtime_cache, inputs)
     expected = reference(kind, path, inputs)
@@ -121,11 +124,27 @@ def test_brevitas_export_compiles_and_matches(kind: str, bits: int, platform: st
     assert not floats, f"{kind} w{bits} on {platform}: float layers {floats}"
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("kind", RESIDUAL_EXPORTS)
+def test_brevitas_residual_network_compiles_and_matches(kind: str, platform: str, quant_host: PluginHost,
+                                                        quant_runtime_cache: Path, tmp_path: Path) -> None:
+    """4-bit per-channel weights, 4-bit activations, QuantEltwiseAdd and TruncAvgPool2d (QONNX's Trunc)."""
+    path = exported_or_fail(kind, None)
+    inputs = example_inputs(INPUTS)
+    floats, actual = compile_and_run(path, platform, quant_host, tmp_path, quant_runtime_cache, inputs)
+    expected = reference(kind, path, inputs)
+    step = output_step(path)
+    worst = max(float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / step
+                for got, want in zip(actual, expected))
+    assert worst == 0.0, f"residual {kind} on {platform}: {worst} LSB off the reference"
+    assert not floats, f"residual {kind} on {platform}: float layers {floats}"
+
+
 def test_exports_hold_the_patterns_the_compiler_lowers() -> None:
     """Each exporter writes what the lowering expects, so a changed exporter shows up here rather than as a miss."""
     histograms = {}
     for kind in EXPORTS:
-        model = onnx.load(str(exported_or_skip(kind, 4)))
+        model = onnx.load(str(exported_or_fail(kind, 4)))
         histograms[kind] = {f"{node.domain}.{node.op_type}" if node.domain else node.op_type
                             for node in model.graph.node}
     assert "Clip" in histograms["qcdq_torchscript"] and "QuantizeLinear" in histograms["qcdq_torchscript"]
@@ -133,3 +152,5 @@ def test_exports_hold_the_patterns_the_compiler_lowers() -> None:
     for kind in ("qonnx_torchscript", "qonnx_dynamo"):
         assert "qonnx.custom_op.general.Quant" in histograms[kind]
         assert not {"QuantizeLinear", "DequantizeLinear"} & histograms[kind]
+        residual = onnx.load(str(exported_or_fail(kind, None)))
+        assert "Trunc" in {node.op_type for node in residual.graph.node}
