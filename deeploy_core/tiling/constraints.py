@@ -29,7 +29,7 @@ from deeploy_core.tiling.geometry import (
     SlidingWindow,
     TileConstraint,
 )
-from deeploy_core.tiling.qlinear_softmax import QLinearSoftmaxRows
+from deeploy_core.tiling.qlinear_exact import LayerGeometryPool, QLinearSoftmaxRows
 from deeploy_core.tiling.requantised_gemm import RequantisedGemmProduct
 from deeploy_core.tiling.zero_points import ZeroPointMatrixProduct
 
@@ -59,7 +59,9 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "QLinearConv": SlidingWindow(weights=True, channel_parameters=(4, 5, 8), weight_index=3),
     "MaxPool": SlidingWindow(weights=False),
     "AveragePool": SlidingWindow(weights=False),
-    "com.microsoft.QLinearAveragePool": SlidingWindow(weights=False),
+    "com.microsoft.QLinearAveragePool": LayerGeometryPool(),  # tiles name the layer geometry (exact mode)
+    # scale and zero-point inputs are scalars, which broadcast to every tile
+    **{f"com.microsoft.{op}": Elementwise() for op in ("QLinearAdd", "QLinearMul")},
     "GlobalAveragePool": GlobalPool(),
     "GlobalMaxPool": GlobalPool(),
     "com.microsoft.QLinearGlobalAveragePool": GlobalPool(),

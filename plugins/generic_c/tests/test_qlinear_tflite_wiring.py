@@ -3,7 +3,7 @@
 The arithmetic itself is tested with TFLite's kernels in
 ``deeploy_generic_c.ops.tflite_arithmetic``'s tests; here the generated layers
 must pick the TFLite binding, honour ``output_min``/``output_max``, and equal
-that module's numpy model of TFLite's requantisation on random inputs.  The
+that module's numpy model of TFLite's requantisation (FullyConnected's single rounding) on random inputs.  The
 exact-mode and QOperator kernels of the same op must not claim the node.
 """
 
@@ -69,6 +69,7 @@ def test_tflite_nodes_requantise_as_tflite_within_the_clamp(op: str, clamp: tupl
     for _ in range(10):
         a = rng.integers(-128, 128, (M, K)).astype(np.int8)
         accumulator = (a.astype(np.int64) - ZEROS["a"]) @ weights.astype(np.int64) + bias
-        expected = requantize(accumulator, np.asarray(multipliers), np.asarray(shifts), ZEROS["y"], low, high)
+        expected = requantize(accumulator, np.asarray(multipliers), np.asarray(shifts), ZEROS["y"], low, high,
+                              rounding="single")  # LiteRT's FullyConnected rounds once
         (actual,), _ = run_network(executable, generated, {"a": a}, repeats=1)
         np.testing.assert_array_equal(actual.reshape(M, N), expected)

@@ -53,6 +53,8 @@ class ConvOperands:
     bias: Callable[[str], str]
     """C expression of the int32 bias of output channel ``mo`` (``"0"`` without bias)."""
     store: ChannelStore
+    x_zero: int = 0
+    """Subtracted from every input sample as it is copied (QLinearConv's input zero point); padding stays 0."""
 
     @property
     def cg(self) -> int:
@@ -138,6 +140,7 @@ def _fill_lines(ops: ConvOperands, channels: int, source: str, row: str = "dc_oy
     win, width = ops.win, ops.line_width
     right = width - win.pad_left - win.w
     xt = ops.x.dtype.c_type
+    sample = f"(int16_t)(dc_src[j] - {ops.x_zero})" if ops.x_zero else "(int16_t)dc_src[j]"
     zero_left = f"for (int32_t j = 0; j < {win.pad_left}; ++j) {{ dc_line[j] = 0; }}\n            " if win.pad_left else ""
     zero_right = (f"\n            for (int32_t j = 0; j < {right}; ++j) {{ dc_line[{win.pad_left + win.w} + j] = 0; }}"
                   if right else "")
@@ -149,7 +152,7 @@ def _fill_lines(ops: ConvOperands, channels: int, source: str, row: str = "dc_oy
             for (int32_t j = 0; j < {width}; ++j) dc_line[j] = 0;
         }} else {{
             const {xt} *const dc_src = {source} + (ci * {win.h} + iy) * {win.w};
-            {zero_left}for (int32_t j = 0; j < {win.w}; ++j) {{ dc_line[{win.pad_left} + j] = (int16_t)dc_src[j]; }}{zero_right}
+            {zero_left}for (int32_t j = 0; j < {win.w}; ++j) {{ dc_line[{win.pad_left} + j] = {sample}; }}{zero_right}
         }}
     }}
 }}"""
@@ -199,6 +202,7 @@ def pointwise(ops: ConvOperands) -> str:
         return ops.store(f"dc_out[{row}]", acc, "mo")
 
     dots = dot_rows("dc_count", cg, "dc_col", "dc_w", ops.bias("mo"), store)
+    sample = f"(int16_t)(dc_src[p] - {ops.x_zero})" if ops.x_zero else "(int16_t)dc_src[p]"
     return f"""int16_t *const dc_col = dc_scratch;
 for (int32_t b = 0; b < {win.n}; ++b) {{
     for (int32_t g = 0; g < {ops.group}; ++g) {{
@@ -207,7 +211,7 @@ for (int32_t b = 0; b < {win.n}; ++b) {{
             const int32_t dc_count = {pixels} - p0 < {block} ? {pixels} - p0 : {block};
             for (int32_t ci = 0; ci < {cg}; ++ci) {{
                 const {xt} *const dc_src = dc_x + ci * {pixels} + p0;
-                for (int32_t p = 0; p < dc_count; ++p) dc_col[p * {cg} + ci] = (int16_t)dc_src[p];
+                for (int32_t p = 0; p < dc_count; ++p) dc_col[p * {cg} + ci] = {sample};
             }}
             for (int32_t mg = 0; mg < {mg}; ++mg) {{
                 const int32_t mo = g * {mg} + mg;

@@ -55,6 +55,10 @@ from deeploy_core.plugin_api import (
     is_present,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
+from deeploy_generic_c.ops import _conv_kernels as conv_kernels
+from deeploy_generic_c.ops import _dot_rows as dot_rows
+from deeploy_generic_c.ops import _matmul_rows as matmul_rows
+from deeploy_generic_c.ops._qlinear_conv import conv_loops
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
 from deeploy_generic_c.ops.float32_rounding import HEADER as ROUNDING_HEADER
 from deeploy_generic_c.ops.float32_rounding import Float32RoundingRequantiser
@@ -233,16 +237,18 @@ class _Requantising(NodeParser):
         """One scale per weight scale (per tensor or per output channel), clamped to the node's output range."""
         mode = requantization_mode(node) or "fixed-point"
         if mode != self.requantization:
-            raise NodeMismatch("attribute", f"requantization={mode!r}; this kernel requantises in {self.requantization}")
+            raise NodeMismatch("attribute",
+                               f"requantization={mode!r}; this kernel requantises in {self.requantization}")
         scales = w_scale if w_scale.size > 1 else w_scale[:1]
         parts = (float(x_scale[0]), scales, y_scale, scales.size, output, zero)
         if mode == "float32":
             return clamp_requantiser(FloatRequantiser.from_parts(*parts), node)
         if mode == "tflite":
             if _tflite is None:
-                raise NodeMismatch("attribute", "requantization='tflite' needs deeploy_generic_c.ops.tflite_requantiser, "
+                raise NodeMismatch("attribute", "requantization='tflite' needs "
+                                                "deeploy_generic_c.ops.tflite_requantiser, "
                                                 "which this installation lacks")
-            return clamp_requantiser(_tflite.TfliteRequantiser.from_parts(*parts), node)
+            return clamp_requantiser(_tflite.for_op(node.op).from_parts(*parts), node)
         if mode != "fixed-point":
             raise NodeMismatch("attribute", f"unknown requantization={mode!r}; expected float32 or tflite")
         return clamp_requantiser(Float32RoundingRequantiser.from_parts(*parts), node)
@@ -295,39 +301,59 @@ class QLinearConvParser(_Requantising):
             raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
         requant = self._requantiser(node, x_scale, w_scale, y_scale, y, y_zero)
         zx = _per_tensor(x_zero, "the input zero point")
-        bias = f"{ctxt[node.inputs[8].name].c_name}[mo]" if is_present(node, 8) else "0"
-        wz = "w_zero[mo]" if w_zero.size > 1 else "w_zero[0]"
-        target = f"{y.c_name}[((b * {win.m} + mo) * {win.oh} + oy) * {win.ow} + ox]"
-        code = f"""{{
-{requant.declarations()}
-{_zero_table("w_zero", w_zero)}
-for (int32_t b = 0; b < {win.n}; ++b) {{
-    for (int32_t mo = 0; mo < {win.m}; ++mo) {{
-        const int32_t g = mo / {mg}, wz = {wz};
-        for (int32_t oy = 0; oy < {win.oh}; ++oy) {{
-            for (int32_t ox = 0; ox < {win.ow}; ++ox) {{
-                int32_t acc = {bias};
-                for (int32_t ci = 0; ci < {cg}; ++ci) {{
-                    const int32_t channel = g * {cg} + ci;
-                    for (int32_t ky = 0; ky < {win.kh}; ++ky) {{
-                        const int32_t iy = oy * {win.stride_h} - {win.pad_top} + ky * {win.dil_h};
-                        if (iy < 0 || iy >= {win.h}) continue;
-                        for (int32_t kx = 0; kx < {win.kw}; ++kx) {{
-                            const int32_t ix = ox * {win.stride_w} - {win.pad_left} + kx * {win.dil_w};
-                            if (ix < 0 || ix >= {win.w}) continue;
-                            acc += ((int32_t){x.c_name}[((b * {win.c} + channel) * {win.h} + iy) * {win.w} + ix] - {zx})
-                                 * ((int32_t){w.c_name}[((mo * {cg} + ci) * {win.kh} + ky) * {win.kw} + kx] - wz);
-                        }}
-                    }}
-                }}
-                {requant.store(target, "acc", "mo")}
-            }}
-        }}
-    }}
-}}
-}}"""
+        bias = f"(int32_t){ctxt[node.inputs[8].name].c_name}[mo]" if is_present(node, 8) else "0"
+
+        def store(ox: str) -> str:
+            return requant.store(f"{y.c_name}[((b * {win.m} + mo) * {win.oh} + oy) * {win.ow} + {ox}]", "acc", "mo")
+
         macs = win.n * win.m * win.oh * win.ow * cg * win.kh * win.kw
-        return {"code": code, "macs": macs, "size": y.numel, "requantization": requant.describe()}
+        result = {"macs": macs, "size": y.numel, "requantization": requant.describe(), "scratch": "NULL"}
+        if conv_kernels.applies(x, w, ctxt.for_tiles) and not np.any(w_zero):
+            # Symmetric weights (TFLite's, most exporters'): the platform's fast integer kernels, which copy
+            # x - zx into int16 rows whose padding is 0 -- exactly what the padding contributes here.
+            ops = conv_kernels.ConvOperands(x, w, y, win, group, lambda mo: bias.replace("[mo]", f"[{mo}]"),
+                                            requant.store, x_zero=zx)
+            code = "{\n" + requant.declarations() + "\n" + conv_kernels.kernel(ops) + "\n}"
+            return {**result, "code": code, "scratch_bytes": conv_kernels.scratch_bytes(ops),
+                    "conv_kernel": conv_kernels.kind(ops)}
+        code = "{\n" + requant.declarations() + "\n" + conv_loops(win, cg, mg, x, w, w_zero, zx, bias, store) + "\n}"
+        return {**result, "code": code, "scratch_bytes": 0}
+
+
+
+
+
+COLUMN_BLOCK = 16
+"""Columns of a MatMul with B stored [K, N] computed together: one A value times a contiguous run of B's row."""
+
+
+def _column_blocks(element: str, b_value: str, b_zero: np.ndarray, zb: str, bias: str, k: int, n: int,
+                   store: str) -> str:
+    """Blocks of :data:`COLUMN_BLOCK` outputs of row ``i`` up to the last multiple of it (the caller does the rest).
+
+    ``Σ_k (a - za)(b - zb) = Σ_k (a - za) b - zb Σ_k (a - za)``: the same int32,
+    with B read along its rows, a fixed-length loop compilers vectorise.
+    """
+    row_sum = ""
+    correction = ""
+    if np.any(b_zero):
+        row_sum = f"int32_t row_sum = 0;\n        for (int32_t kk = 0; kk < {k}; ++kk) row_sum += {element};"
+        correction = f" - zb * row_sum"
+    return f"""{row_sum}
+        for (int32_t jb = 0; jb + {COLUMN_BLOCK} <= {n}; jb += {COLUMN_BLOCK}) {{
+            int32_t sums[{COLUMN_BLOCK}] = {{0}};
+            for (int32_t kk = 0; kk < {k}; ++kk) {{
+                const int16_t av = (int16_t){element};
+                for (int32_t jj = 0; jj < {COLUMN_BLOCK}; ++jj) sums[jj] += av * (int16_t){b_value};
+            }}
+            for (int32_t jj = 0; jj < {COLUMN_BLOCK}; ++jj) {{
+                const int32_t j = jb + jj;
+                const int32_t zb = {zb};
+                const int32_t acc = {bias} + sums[jj]{correction};
+                (void)zb;
+                {store}
+            }}
+        }}"""
 
 
 class _MatMulLike(_Requantising):
@@ -354,23 +380,66 @@ class _MatMulLike(_Requantising):
         b_index = "j * {k} + kk".format(k=k) if trans_b else f"kk * {n} + j"
         a_offset = f"bt * {m * k} + " if a_batched else ""
         b_offset = f"bt * {k * n} + " if b_batched else ""
+        fast = self._fast_product(ctxt, a, b, b_zero, za, m, n, k, trans_b, bias, requant, y,
+                                  batch == 1 and not a_batched and not b_batched)
+        if fast is not None:
+            return {"code": fast, "macs": batch * m * n * k, "size": y.numel, "requantization": requant.describe()}
         zb = "b_zero[j]" if b_zero.size > 1 else "b_zero[0]"
+        element = f"((int32_t){a.c_name}[{a_offset}i * {k} + kk] - {za})"
+        store = requant.store(f"{y.c_name}[(bt * {m} + i) * {n} + j]", "acc", "j")
+        blocks = "" if trans_b or n < COLUMN_BLOCK else _column_blocks(
+            element, f"{b.c_name}[{b_offset}kk * {n} + jb + jj]", b_zero, zb, bias or "0", k, n, store)
+        # The blocks end at a constant column; a tail loop that can never run is not emitted (gcc warns that its
+        # iterations would read past B).
+        tail_start = 0 if not blocks else n - n % COLUMN_BLOCK
+        tail = "" if tail_start == n else f"""for (int32_t j = {tail_start}; j < {n}; ++j) {{
+            const int32_t zb = {zb};
+            int32_t acc = {bias or "0"};
+            for (int32_t kk = 0; kk < {k}; ++kk)
+                acc += {element} * ((int32_t){b.c_name}[{b_offset}{b_index}] - zb);
+            {store}
+        }}"""
         code = f"""{{
 {requant.declarations()}
 {_zero_table("b_zero", b_zero)}
 for (int32_t bt = 0; bt < {batch}; ++bt) {{
     for (int32_t i = 0; i < {m}; ++i) {{
-        for (int32_t j = 0; j < {n}; ++j) {{
-            const int32_t zb = {zb};
-            int32_t acc = {bias or "0"};
-            for (int32_t kk = 0; kk < {k}; ++kk)
-                acc += ((int32_t){a.c_name}[{a_offset}i * {k} + kk] - {za}) * ((int32_t){b.c_name}[{b_offset}{b_index}] - zb);
-            {requant.store(f"{y.c_name}[(bt * {m} + i) * {n} + j]", "acc", "j")}
-        }}
+        {blocks}
+        {tail}
     }}
 }}
 }}"""
         return {"code": code, "macs": batch * m * n * k, "size": y.numel, "requantization": requant.describe()}
+
+
+    @staticmethod
+    def _fast_product(ctxt: NetworkContext, a: Buffer, b: Buffer, b_zero: np.ndarray, za: int, m: int, n: int, k: int,
+                      trans_b: bool, bias: str | None, requant: Any, y: Buffer, single: bool) -> str | None:
+        """The platform's fast integer products (``_matmul_rows``, ``_dot_rows``) for constant symmetric B.
+
+        ``Σ_k (a - za) b = Σ_k a b - za Σ_k b``: the kernels compute the plain
+        integer product and the epilogue subtracts ``za`` times B's column sum
+        (a constant), so the int32 accumulator is the same.  None when they do
+        not apply (tiled builds, batches, B computed at run time or with zero
+        points): the loops then run.
+        """
+        if not single or b.values is None or np.any(b_zero):
+            return None
+        row = not trans_b and matmul_rows.applies(a, b, ctxt.for_tiles)
+        dot = trans_b and dot_rows.applies(a, b, k, ctxt.for_tiles)
+        if not (row or dot):
+            return None
+        values = np.asarray(b.values, np.int64).reshape((n, k) if trans_b else (k, n))
+        column_sums = values.sum(axis=1 if trans_b else 0)
+        table = _zero_table("b_column_sum", column_sums) if za else ""
+
+        def store(target: str, acc: str, i: str, j: str) -> str:
+            total = f"{acc} + {(bias or '0').replace('[j]', f'[{j}]')}" + (f" - {za} * b_column_sum[{j}]" if za else "")
+            return requant.store(target, f"({total})", j)
+
+        kernel = (matmul_rows.kernel(matmul_rows.MatrixProduct(m, n, k, a, b, y, "0", "0", "0", False, store)) if row
+                  else dot_rows.kernel(dot_rows.RowDotProduct(m, n, k, a, b, y, store)))
+        return "{\n" + requant.declarations() + "\n" + table + "\n" + kernel + "\n}"
 
 
 class QLinearMatMulParser(_MatMulLike):
@@ -495,18 +564,33 @@ ROUNDING_INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h", ROUNDIN
 """Inline code that calls ``dcg_requantize_float32``."""
 
 
-def _requantised(parser: type[_Requantising], arity: int, op: str) -> tuple[NodeMapper, ...]:
-    """Fixed-point (no attribute), float32 requantisation (exact mode), then TFLite's (fixed-point mode)."""
-    mappers = (*single_binding(parser(), _any(arity), f"{op} fixed-point", ROUNDING_INLINE),
-               *single_binding(parser("float32"), _any(arity), f"{op} int32, float32 requantisation", INLINE))
+def _scratch_template(*headers: str) -> NodeTemplate:
+    """Inline code with an int16 scratch buffer ``dc_scratch`` of ``scratch_bytes`` from the arena (none when 0)."""
+    return NodeTemplate(
+        "% if scratch_bytes:\n{\n    int16_t *const dc_scratch = (int16_t *)(void *)(${scratch});\n${code}\n}\n"
+        "% else:\n${code}\n% endif\n",
+        headers=headers, transients=lambda rep: {"scratch": int(rep["scratch_bytes"])})
+
+
+def _requantised(parser: type[_Requantising], arity: int, op: str, scratch: bool = False) -> tuple[NodeMapper, ...]:
+    """Fixed-point (no attribute), float32 requantisation (exact mode), then TFLite's (fixed-point mode).
+
+    ``scratch``: the kernel may ask the arena for ``scratch_bytes`` (QLinearConv's fast kernels).
+    """
+    def template(*headers: str) -> NodeTemplate:
+        return _scratch_template(*headers) if scratch else NodeTemplate("${code}", headers=headers)
+
+    mappers = (*single_binding(parser(), _any(arity), f"{op} fixed-point", template(*ROUNDING_INLINE.headers)),
+               *single_binding(parser("float32"), _any(arity), f"{op} int32, float32 requantisation",
+                               template("stdint.h", "math.h")))
     if _tflite is None:
         return mappers
-    tflite = NodeTemplate("${code}", headers=("stdint.h", _tflite.HEADER))
+    tflite = template("stdint.h", _tflite.HEADER)
     return (*mappers, *single_binding(parser("tflite"), _any(arity), f"{op} int32, TFLite requantisation", tflite))
 
 
 MAPPERS = {
-    "QLinearConv": _requantised(QLinearConvParser, 9, "QLinearConv"),
+    "QLinearConv": _requantised(QLinearConvParser, 9, "QLinearConv", scratch=True),
     "QLinearMatMul": _requantised(QLinearMatMulParser, 8, "QLinearMatMul"),
     "com.microsoft.QGemm": _requantised(QGemmParser, 9, "QGemm"),
     "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), _any(8), "QLinearAdd fixed-point", INLINE),

@@ -32,7 +32,14 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation, attribute
+from deeploy_core.plugin_api import (
+    NetworkContext,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    OperatorRepresentation,
+    attribute,
+)
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
 from deeploy_generic_c.ops._window import Window, sliding_window
 from deeploy_generic_c.ops.exact_quantisation import DequantTable, ExactQuantiser
@@ -70,7 +77,8 @@ class QLinearBinaryFloat32Parser(NodeParser):
         table_a = DequantTable("dq_a", a, float(a_scale[0]), _per_tensor(a_zero, "A's zero point"))
         table_b = DequantTable("dq_b", b, float(b_scale[0]), _per_tensor(b_zero, "B's zero point"))
         quantiser = ExactQuantiser(y_scale, y, y_zero, *output_range(node, y))
-        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
+        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape),
+                                                      broadcast_strides(b.shape, y.shape)])
         operation = "+" if node.op == "QLinearAdd" else "*"
         body = (f"{{ const float v = {table_a.at(f'{a.c_name}[o0]')} {operation} {table_b.at(f'{b.c_name}[o1]')}; "
                 f"{quantiser.store(f'{y.c_name}[y]', 'v')} }}")
@@ -79,16 +87,19 @@ class QLinearBinaryFloat32Parser(NodeParser):
                 "requantization": quantiser.describe(input_scales=[float(a_scale[0]), float(b_scale[0])])}
 
 
-def mlas_pool_path(rank: int, win: Window, kernel: list[int], strides: list[int]) -> str:
-    """Which of MLAS's pooling kernels ONNX Runtime runs: ``global``, ``vector`` or ``generic`` (see ``MlasPool``)."""
-    spatial = [win.h, win.w][2 - rank:]
-    if kernel == spatial and all(s == 1 for s in strides) and not any(win.pads):
+def mlas_pool_path(kernel: list[int], strides: list[int], spatial: list[int], pads: list[int]) -> str:
+    """Which of MLAS's pooling kernels ONNX Runtime runs for a layer: ``global``, ``vector`` or ``generic``.
+
+    ``spatial`` and ``pads`` (all begins, then all ends) are the whole layer's, as ``MlasPool`` sees them.
+    """
+    rank = len(kernel)
+    if kernel == spatial and all(s == 1 for s in strides) and not any(pads):
         return "global"
     if rank >= 2 and strides[-1] <= 2 and all(k <= SMALL_KERNEL for k in kernel):
         remaining = REDUCTION_BUFFER
-        for pad in (win.pad_left, win.pad_right):
+        for pad in (pads[rank - 1], pads[2 * rank - 1]):
             remaining = remaining - pad if remaining >= pad else 0
-        if remaining >= win.w:
+        if remaining >= spatial[-1]:
             return "vector"
     return "generic"
 
@@ -112,7 +123,8 @@ class QLinearAveragePoolFloat32Parser(NodeParser):
         window_node = node
         if node.op == "QLinearGlobalAveragePool":
             kernel, strides = list(x.shape[2:]), [1] * rank
-            window_node = gs.Node("AveragePool", attrs={"kernel_shape": kernel}, inputs=node.inputs, outputs=node.outputs)
+            window_node = gs.Node("AveragePool", attrs={"kernel_shape": kernel}, inputs=node.inputs,
+                                  outputs=node.outputs)
         else:
             kernel = [int(v) for v in attribute(node, "kernel_shape")]
             strides = [int(v) for v in (attribute(node, "strides", None) or [1] * rank)]
@@ -121,9 +133,20 @@ class QLinearAveragePoolFloat32Parser(NodeParser):
             if any(int(d) != 1 for d in (attribute(node, "dilations", None) or [])):
                 raise NodeMismatch("attribute", "dilations other than 1 are not supported in exact mode")
         win = sliding_window(window_node, x, y, kernel, "pooling")
-        path = mlas_pool_path(rank, win, kernel, strides)
+        # A tile's node names the whole layer's geometry (deeploy_core.tiling.qlinear_exact): MLAS chose its
+        # kernel for the layer, not for the tile.
+        spatial = [int(v) for v in attribute(node, "layer_input_spatial", None) or list(x.shape[2:])]
+        own_pads = [win.pad_left, win.pad_right] if rank == 1 else [win.pad_top, win.pad_left, win.pad_bottom,
+                                                                      win.pad_right]
+        pads = [int(v) for v in attribute(node, "layer_pads", None) or own_pads]
+        path = mlas_pool_path(kernel, strides, spatial, pads)
+        if path == "global" and [win.h, win.w][2 - rank:] != kernel:
+            raise NodeMismatch("shape", "a tile of a global pool must hold the whole plane")
         include_pad = bool(int(attribute(window_node, "count_include_pad", 0))) or not any(win.pads)
-        code = _global_pool(win, x.c_name, y.c_name, table, quantiser) if path == "global" else             _window_pool(win, x.c_name, y.c_name, table, quantiser, path == "vector", include_pad)
+        if path == "global":
+            code = _global_pool(win, x.c_name, y.c_name, table, quantiser)
+        else:
+            code = _window_pool(win, x.c_name, y.c_name, table, quantiser, path == "vector", include_pad)
         return {"code": code, "size": y.numel * win.kh * win.kw,
                 "requantization": quantiser.describe(input_scale=float(x_scale[0]), summation=path,
                                                      divisor="kernel area" if include_pad else "valid elements")}

@@ -35,7 +35,14 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation, attribute
+from deeploy_core.plugin_api import (
+    NetworkContext,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    OperatorRepresentation,
+    attribute,
+)
 from deeploy_generic_c.ops._common import c_float, single_binding
 from deeploy_generic_c.ops.exact_quantisation import DequantTable, ExactQuantiser
 from deeploy_generic_c.ops.qlinear import _any, _operand, _output, _per_tensor, output_range
