@@ -14,6 +14,7 @@ generic-c and pulp-cluster against ONNX Runtime on the lowered graph.
 from __future__ import annotations
 
 import math
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from deeploy_core.api import CompileOptions, compile_model
+from deeploy_core.api import CompileOptions, compile_model, validate_model
 from deeploy_core.lowering.qcdq_constants import fold_qcdq_constants
 from deeploy_core.lowering.qonnx import QonnxLoweringError, lower_qonnx
 from deeploy_core.plugins import PluginHost
@@ -422,3 +423,12 @@ def test_qonnx_network_compiles_and_matches_onnx_runtime(trunc_mode: str, platfo
         got = run_network(executable, generated, {"x": x}, repeats=1)[0][0]
         want = run_reference(lowered_path, {"x": x})[0]
         np.testing.assert_array_equal(got, want)
+
+
+def test_validate_runs_qonnx_models(host: PluginHost) -> None:
+    """ONNX Runtime cannot run Quant/Trunc: validate's reference runs the model with them lowered instead."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "qonnx.onnx"
+        onnx.save(qonnx_network("ROUND"), path)
+        _, result = validate_model(path, CompileOptions(platform="generic-c"), host, atol=0.0, rtol=0.0, repeats=1)
+    assert result.ok and all(comparison.max_abs_error == 0 for comparison in result.comparisons), result.comparisons

@@ -16,6 +16,7 @@ import onnx
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.lowering.qdq_reference import fused_qdq_model
+from deeploy_core.validate.qonnx_reference import has_qonnx_ops, standard_model
 
 if TYPE_CHECKING:  # imported where a session is made: compile and analyze never run the reference
     import onnxruntime as ort
@@ -36,10 +37,16 @@ def reference_session(model: Path | bytes) -> ort.InferenceSession:
 def run_reference(model_path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
     """The model's outputs for ``inputs`` as computed by ONNX Runtime on the CPU."""
     try:
-        session = _fused_session(model_path) or reference_session(model_path)
+        session = _fused_session(model_path) or reference_session(_standard_bytes(model_path) or model_path)
         return [np.asarray(value) for value in session.run(None, inputs)]
     except Exception as error:  # noqa: BLE001 - ORT raises its own exception types
         raise DeeployError(f"ONNX Runtime cannot run the reference model: {str(error).splitlines()[0]}") from error
+
+
+def _standard_bytes(model_path: Path) -> bytes | None:
+    """A QONNX model lowered to standard ONNX (see :mod:`~deeploy_core.validate.qonnx_reference`), else None."""
+    model = onnx.load(str(model_path))
+    return standard_model(model).SerializeToString() if has_qonnx_ops(model) else None
 
 
 def _fused_session(model_path: Path) -> ort.InferenceSession | None:
@@ -48,7 +55,7 @@ def _fused_session(model_path: Path) -> ort.InferenceSession | None:
     (ONNX Runtime's own optimiser leaves an island unfused when it lacks the
     kernel for its types; so does the reference.)
     """
-    fused = fused_qdq_model(onnx.load(str(model_path)))
+    fused = fused_qdq_model(standard_model(onnx.load(str(model_path))))
     if fused is None:
         return None
     try:
