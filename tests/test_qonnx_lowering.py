@@ -432,3 +432,25 @@ def test_validate_runs_qonnx_models(host: PluginHost) -> None:
         onnx.save(qonnx_network("ROUND"), path)
         _, result = validate_model(path, CompileOptions(platform="generic-c"), host, atol=0.0, rtol=0.0, repeats=1)
     assert result.ok and all(comparison.max_abs_error == 0 for comparison in result.comparisons), result.comparisons
+
+
+def test_supported_ops_lists_the_qonnx_ops_on_every_platform(host: PluginHost) -> None:
+    from deeploy_core.supported_ops import supported_operators
+
+    for platform in ("generic-c", "pulp-cluster"):
+        rows = {row["op"]: row for row in supported_operators(host, platform)}
+        for op in ("Quant", "Trunc", "BipolarQuant"):
+            row = rows[f"{QONNX}.{op}"]
+            assert row["platforms"] == ["generic-c", "pulp-cluster"] and row["source"] == "core lowering"
+        assert "stored one per byte" in rows[f"{QONNX}.Quant"]["constraints"]
+
+
+def test_an_unsupported_qonnx_quantiser_stops_the_compile_in_one_line(host: PluginHost, tmp_path: Path) -> None:
+    model = qonnx_network("ROUND")
+    quantiser = next(node for node in model.graph.node if node.name == "q_act")
+    next(attribute for attribute in quantiser.attribute if attribute.name == "rounding_mode").s = b"FLOOR"
+    path = tmp_path / "floor.onnx"
+    onnx.save(model, path)
+    with pytest.raises(QonnxLoweringError) as error:
+        compile_model(path, CompileOptions(platform="generic-c"), host)
+    assert str(error.value).startswith("node 'q_act' (qonnx.custom_op.general.Quant): rounding mode FLOOR")
