@@ -71,8 +71,12 @@ def _range(case: Case) -> tuple[int, int]:
 def _pool_reference(case: Case, x: np.ndarray) -> np.ndarray:
     """TFLite's average (pixels inside the input); with count_include_pad=1, padding counts as the zero point."""
     low, high = _range(case)
-    if case.op == "QLinearGlobalAveragePool":
-        return tfl.average_pool(x, x.shape[2:], (1, 1), (0, 0, 0, 0), low, high)
+    if case.op == "QLinearGlobalAveragePool":  # TFLite's MEAN over the spatial axes
+        channels_last = bool(case.attrs.get("channels_last", 0))
+        axes = tuple(range(1, x.ndim - 1)) if channels_last else tuple(range(2, x.ndim))
+        count = int(np.prod([x.shape[axis] for axis in axes]))
+        multiplier, shift = tfl.mean_parameters(case.scales[0], case.output_scale, count)
+        return tfl.mean(x, axes, case.zeros[0], multiplier, shift, case.output_zero, low, high)
     kernel = tuple(case.attrs["kernel_shape"])
     strides = tuple(case.attrs.get("strides", (1, 1)))
     pads = tuple(case.attrs.get("pads", (0, 0, 0, 0)))
@@ -164,6 +168,9 @@ CASES = [
          attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, clamp=(100, 200)),
     Case("QLinearGlobalAveragePool", [(1, 8, 5, 5)], [0.05], [-3], (1, 8, 1, 1), 0.05, -3),
     Case("QLinearGlobalAveragePool", [(2, 3, 4, 6)], [0.05], [12], (2, 3, 1, 1), 0.05, 12, dtype=U8),
+    Case("QLinearGlobalAveragePool", [(1, 16, 5, 5)], [0.0316], [-128], (1, 16, 1, 1), 0.00581, -128),  # rescales
+    Case("QLinearGlobalAveragePool", [(1, 6, 7, 24)], [0.02], [-128], (1, 1, 1, 24), 0.003, -20,
+         attrs={"channels_last": 1}, clamp=(-20, 127)),  # tf2onnx's NHWC
     Case("QLinearSoftmax", [(2, 37)], [0.0376], [-5], (2, 37), 1 / 256, -128, attrs={"axis": -1, "opset": 13}),
     Case("QLinearSoftmax", [(3, 10)], [0.5], [0], (3, 10), 1 / 256, -128, attrs={"axis": 1, "opset": 13}),  # radius 31
     Case("QLinearSoftmax", [(1, 1000)], [0.1], [20], (1, 1000), 1 / 256, -128, attrs={"axis": -1, "opset": 13}),

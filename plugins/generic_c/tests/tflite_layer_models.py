@@ -31,7 +31,7 @@ CALIBRATION_SAMPLES = 64
 TIMEOUT_S = 1200
 MODELS = ("conv_relu", "conv_strided", "depthwise_relu6", "dense_relu", "dense_per_tensor", "dense_no_bias", "add_relu",
           "mul", "avgpool_same",
-          "avgpool_valid", "softmax", "softmax_wide")
+          "avgpool_valid", "global_average", "softmax", "softmax_wide")
 SPREAD = {"softmax_wide": 40.0}
 """Standard deviation of a model's calibration data (default 2): softmax_wide's input scale puts most int8
 differences beyond TFLite's softmax radius (its exp underflows to the output minimum there)."""
@@ -109,6 +109,8 @@ def _build(name: str):  # type: ignore[no-untyped-def]
         y = layers.AveragePooling2D(3, 2, padding="same")(x)
     elif name == "avgpool_valid":
         y = layers.AveragePooling2D(2)(x)
+    elif name == "global_average":  # TFLite's MEAN over H and W (it rescales: output scale of its own)
+        y = layers.GlobalAveragePooling2D()(layers.Conv2D(16, 3, padding="same", activation="relu")(x))
     else:
         raise ValueError(f"unknown model {name!r}")
     return keras.Model(x, y), [(9, 9, 3)]

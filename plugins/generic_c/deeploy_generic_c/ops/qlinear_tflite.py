@@ -9,9 +9,14 @@ helpers of ``dcg_tflite.h``:
 * Add: both operands less their zero points, shifted left by 20 bits, brought
   to ``2 · max(s_a, s_b)`` by 31-bit multipliers, summed, rescaled to ``s_y``;
 * Mul: the product of the operands less their zero points, requantised once;
-* AveragePool / GlobalAveragePool: input and output share scale and zero
-  point (TFLite only has that kernel), so the raw values are summed and divided
-  by the number of pixels inside the input, rounded half away from zero;
+* AveragePool: input and output share scale and zero point (TFLite only has
+  that kernel), so the raw values are summed and divided by the number of
+  pixels inside the input, rounded half away from zero;
+* GlobalAveragePool: TFLite writes a global average (Keras
+  GlobalAveragePooling2D) as MEAN over the spatial axes, which rescales: the
+  sum of ``x - z_x`` times one multiplier holding ``s_x / s_y`` and ``1/count``
+  (:func:`~deeploy_generic_c.ops.tflite_arithmetic.mean_parameters`), NCHW or
+  ``channels_last`` (tf2onnx keeps TFLite's NHWC);
 * Softmax: differences to the row maximum in Q5.26, a fixed-point exp, a
   Q12.19 sum, its fixed-point reciprocal; the output scale is 1/256 at the
   type's minimum (TFLite's only one).
@@ -47,6 +52,7 @@ from deeploy_generic_c.ops.qlinear import _any, _operand, _output, _per_tensor
 from deeploy_generic_c.ops.tflite_arithmetic import (
     TfliteParameterError,
     add_parameters,
+    mean_parameters,
     mul_parameters,
     softmax_parameters,
 )
@@ -135,7 +141,7 @@ class TfliteBinaryParser(NodeParser):
 
 
 class TfliteAveragePoolParser(NodeParser):
-    """com.microsoft QLinearAveragePool / QLinearGlobalAveragePool with TFLite's rounded integer average.
+    """com.microsoft QLinearAveragePool with TFLite's rounded integer average.
 
     TFLite divides by the pixels inside the input (``count_include_pad=0``,
     its SAME padding); with ``count_include_pad=1`` padded pixels count as the
@@ -157,17 +163,11 @@ class TfliteAveragePoolParser(NodeParser):
                                             f"{float(x_scale[0])}, zero point {zx}) but the output has {y_scale}, "
                                             f"{y_zero}: leave requantization unset for the rescaling kernel")
         low, high = _clamp(node, y)
-        window_node = node
-        if node.op == "QLinearGlobalAveragePool":
-            window_node = gs.Node("AveragePool", attrs={"kernel_shape": list(x.shape[2:])}, inputs=node.inputs,
-                                  outputs=node.outputs)
-            kernel = list(x.shape[2:])
-        else:
-            kernel = [int(v) for v in attribute(node, "kernel_shape")]
-        win = sliding_window(window_node, x, y, kernel, "pooling")
-        include_pad = bool(int(attribute(window_node, "count_include_pad", 0)))
-        if include_pad and int(attribute(window_node, "ceil_mode", 0)):
-            raise NodeMismatch("attribute", "ceil_mode=1 with count_include_pad=1 is not supported")
+        kernel = [int(v) for v in attribute(node, "kernel_shape")]
+        win = sliding_window(node, x, y, kernel, "pooling")
+        include_pad = bool(int(attribute(node, "count_include_pad", 0)))
+        if int(attribute(node, "ceil_mode", 0)):
+            raise NodeMismatch("attribute", "ceil_mode=1 is not supported (TFLite's pools have no such windows)")
         area = win.kh * win.kw
         if include_pad:
             count, padded = str(area), f"acc += {zx} * ({area} - cnt);"
@@ -201,6 +201,41 @@ for (int32_t p = 0; p < {win.n * win.c}; ++p) {{
         return {"code": code, "size": y.numel * area,
                 "requantization": {"arithmetic": "tflite", "average": "rounded half away from zero",
                                    "count_include_pad": int(include_pad), "range": [low, high]}}
+
+
+class TfliteMeanParser(NodeParser):
+    """com.microsoft QLinearGlobalAveragePool as TFLite's MEAN over the spatial axes (NCHW or channels_last)."""
+
+    inputs = (4, 5)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        _require_tflite(node)
+        x, x_scale, x_zero = _operand(ctxt, node, 0)
+        y, y_scale, y_zero = _output(ctxt, node, 3)
+        _eight_bit(x, y)
+        if x_scale.size != 1 or len(x.shape) < 3:
+            raise NodeMismatch("shape", "the input scale must be per tensor and the input at least 3-D")
+        zx = _per_tensor(x_zero, "the input zero point")
+        low, high = _clamp(node, y)
+        channels_last = bool(int(attribute(node, "channels_last", 0)))
+        batch = x.shape[0]
+        channels = x.shape[-1] if channels_last else x.shape[1]
+        count = math.prod(x.shape[1:-1] if channels_last else x.shape[2:])
+        multiplier, shift = _parameters(mean_parameters, x_scale[0], y_scale, count)
+        # element e of plane (b, c): NCHW (b·C + c)·count + e; channels_last (b·count + e)·C + c
+        index = f"(b * {count} + e) * {channels} + c" if channels_last else f"(b * {channels} + c) * {count} + e"
+        code = f"""{{
+for (int32_t b = 0; b < {batch}; ++b) {{
+    for (int32_t c = 0; c < {channels}; ++c) {{
+        int32_t acc = 0;
+        for (int32_t e = 0; e < {count}; ++e) acc += (int32_t){x.c_name}[{index}] - {zx};
+        {y.c_name}[b * {channels} + c] = ({y.dtype.c_type})dcg_tfl_requantize(acc, {multiplier}, {shift}, {y_zero}, {low}, {high});
+    }}
+}}
+}}"""
+        return {"code": code, "size": x.numel,
+                "requantization": {"arithmetic": "tflite", "kernel": "MEAN", "multiplier": multiplier,
+                                   "shift": shift, "zero_point": y_zero, "range": [low, high]}}
 
 
 def _softmax_rows(node: gs.Node, shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -274,7 +309,7 @@ MAPPERS = {
     "com.microsoft.QLinearMul": single_binding(TfliteBinaryParser(), _any(8), "QLinearMul TFLite", TEMPLATE),
     "com.microsoft.QLinearAveragePool": single_binding(TfliteAveragePoolParser(), _any(5), "QLinearAveragePool TFLite",
                                                        TEMPLATE),
-    "com.microsoft.QLinearGlobalAveragePool": single_binding(TfliteAveragePoolParser(), _any(5),
-                                                             "QLinearGlobalAveragePool TFLite", TEMPLATE),
+    "com.microsoft.QLinearGlobalAveragePool": single_binding(TfliteMeanParser(), _any(5),
+                                                             "QLinearGlobalAveragePool TFLite MEAN", TEMPLATE),
     "com.microsoft.QLinearSoftmax": single_binding(TfliteSoftmaxParser(), _any(5), "QLinearSoftmax TFLite", TEMPLATE),
 }

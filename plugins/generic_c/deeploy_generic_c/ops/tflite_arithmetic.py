@@ -156,6 +156,21 @@ def softmax_parameters(input_scale: float, beta: float = 1.0) -> SoftmaxParamete
     return SoftmaxParameters(multiplier, left_shift, -int(math.floor(radius)))
 
 
+def mean_parameters(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+    """MEAN (Keras GlobalAveragePooling2D): ``s_in / s_out`` and the division by ``count`` in one multiplier.
+
+    TFLite quantises ``double(s_in) / double(s_out)``, then folds ``1/count``
+    into it in integers: the multiplier is scaled up by ``2^k`` (k = floor(log2
+    count), at most 32 and at most ``31 + shift``), divided by ``count``
+    (truncating) and the shift lowered by k.
+    """
+    if count < 1:
+        raise TfliteParameterError(f"a mean over {count} elements")
+    multiplier, shift = quantize_multiplier(_double(input_scale) / _double(output_scale))
+    extra = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << extra) // count, shift - extra
+
+
 def quantized_bound(bound: float, scale: float, zero: int) -> int:
     """``zero + round_half_away(bound / scale)`` with the division in float32, as TFLite quantises a fused bound."""
     quotient = np.float32(bound) / np.float32(scale)
@@ -299,6 +314,13 @@ def average_pool(x: np.ndarray, kernel: tuple[int, int], strides: tuple[int, int
             count = window.shape[2] * window.shape[3]
             out[:, :, oy, ox] = rounded_average(window.sum(axis=(2, 3)), count)
     return np.clip(out, low, high)
+
+
+def mean(x: np.ndarray, axes: tuple[int, ...], zero_in: int, multiplier: int, shift: int, zero: int,
+         low: int, high: int) -> np.ndarray:
+    """MEAN over ``axes`` (kept as size 1): the sum of ``x - zero_in``, requantised once by ``mean_parameters``."""
+    total = (np.asarray(x, np.int64) - zero_in).sum(axis=axes, keepdims=True)
+    return np.clip(wrap32(multiply_by_quantized_multiplier(wrap32(total), multiplier, shift) + zero), low, high)
 
 
 _EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535), (3, 720401),
