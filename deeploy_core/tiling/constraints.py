@@ -30,6 +30,7 @@ from deeploy_core.tiling.geometry import (
     TileConstraint,
 )
 from deeploy_core.tiling.qlinear_exact import LayerGeometryPool, QLinearSoftmaxRows
+from deeploy_core.tiling.global_pool_layout import LayoutGlobalPool
 from deeploy_core.tiling.requantised_gemm import RequantisedGemmProduct
 from deeploy_core.tiling.zero_points import ZeroPointMatrixProduct
 
@@ -64,7 +65,7 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     **{f"com.microsoft.{op}": Elementwise() for op in ("QLinearAdd", "QLinearMul")},
     "GlobalAveragePool": GlobalPool(),
     "GlobalMaxPool": GlobalPool(),
-    "com.microsoft.QLinearGlobalAveragePool": GlobalPool(),
+    "com.microsoft.QLinearGlobalAveragePool": LayoutGlobalPool(),  # NCHW or channels_last
     "Gemm": MatrixProduct(bias=2, gemm=True),
     "RequantizedGemm": RequantisedGemmProduct(),  # C (if present) broadcast like a bias, mul/add per column
     "com.microsoft.QGemm": MatrixProduct(a=0, b=3, bias=6, channel_parameters=(4, 5), gemm=True),
