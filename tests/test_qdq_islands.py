@@ -203,3 +203,20 @@ def test_padding_left_out_of_the_count_is_fused_where_the_arithmetic_divides_by_
     pool = next(node for node in rescaling.graph.node if node.op_type == "AveragePool")
     pool.attribute.extend([helper.make_attribute("pads", [0, 0, 1, 1]), helper.make_attribute("count_include_pad", 0)])
     assert QDQToInteger().apply_pass(gs.import_onnx(rescaling), {}) is None
+
+
+def test_a_float_bias_is_quantised_in_fixed_point_mode_and_kept_float_in_exact_mode() -> None:
+    """Brevitas' dynamo export leaves biases float: fixed-point quantises them as TFLite's converter does."""
+    model = _conv_island([], y_zero=0)
+    bias_init = next(init for init in model.graph.initializer if init.name == "b")
+    float_bias = numpy_helper.to_array(bias_init).astype(np.float32) * np.float32(X_SCALE) * np.linspace(
+        0.01, 0.02, 4).astype(np.float32) + np.float32(1e-4)
+    model.graph.initializer.append(_const("bias_float", float_bias))
+    conv = next(node for node in model.graph.node if node.op_type == "Conv")
+    conv.input[2] = "bias_float"
+    [node] = _fused(model, QDQToInteger())
+    w_scale = np.linspace(0.01, 0.02, 4).astype(np.float32)
+    expected = np.round(float_bias.astype(np.float64) / (np.float32(X_SCALE) * w_scale).astype(np.float64))
+    assert node.inputs[8].values.dtype == np.int32
+    np.testing.assert_array_equal(node.inputs[8].values, expected.astype(np.int32))
+    assert QDQToIntegerExact().apply_pass(gs.import_onnx(model), {}) is None

@@ -67,7 +67,9 @@ def onnx_runtime_table(op: str | None, attributes: dict[str, object], x_scale: n
              numpy_helper.from_array(np.asarray(y_scale, np.float32), "ys"), numpy_helper.from_array(y_zero, "yz")]
     nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["v"])]
     if op is not None:
-        nodes.append(helper.make_node(op, ["v"], ["f"], **attributes))
+        node = helper.make_node(op, ["v"], ["f"])
+        node.attribute.extend(helper.make_attribute(key, value) for key, value in sorted(attributes.items()))
+        nodes.append(node)
     nodes.append(helper.make_node("QuantizeLinear", ["f" if op is not None else "v", "ys", "yz"], ["y"]))
     graph = helper.make_graph(nodes, "table", [helper.make_tensor_value_info("x", x_type, [256])],
                               [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(y_zero.dtype),

@@ -130,7 +130,7 @@ class QDQToInteger(SubgraphTransformation):
             return False
         if node.op == "AveragePool" and not self._pool_applies(island):
             return False
-        return _compute_applies(node, dequantized)
+        return _compute_applies(node, dequantized, float_bias=self.requantization == "tflite")
 
     def _pool_applies(self, island: Island) -> bool:
         """No ``ceil_mode``; padding left out of the count (TFLite's SAME) only where the kernels divide by the
@@ -182,7 +182,8 @@ class QDQToInteger(SubgraphTransformation):
             inputs.append(_gemm_bias(node, island, dequantized))
         inputs.extend(_operand_tensors(quantize)[1:])
         if node.op == "Conv" and len(node.inputs) > 2 and node.inputs[2].name:
-            inputs.append(_bias_values(dequantized[2]))
+            bias_dq = dequantized[2]
+            inputs.append(_bias_values(bias_dq) if bias_dq is not None else _quantised_bias(node, dequantized))
         attrs = self._attributes(island)
         fused = gs.Node(op, name=f"{node.name}_integer", attrs=attrs, inputs=inputs, outputs=[island.output])
         fused.domain = domain or None
@@ -253,8 +254,11 @@ def _integer_clip(clip: gs.Node) -> bool:
     return clip.outputs[0].dtype is not None and np.issubdtype(np.dtype(clip.outputs[0].dtype), np.integer)
 
 
-def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None]) -> bool:
-    """The operands' quantisation and the op's attributes are what the integer kernels implement."""
+def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None], float_bias: bool = False) -> bool:
+    """The operands' quantisation and the op's attributes are what the integer kernels implement.
+
+    ``float_bias``: a float constant bias may be quantised to int32 (fixed-point mode, see :func:`_quantised_bias`).
+    """
     arity = 1 if node.op in UNARY else 2
     operands = [dq for dq in dequantized[:arity] if dq is not None]
     if len(operands) != len(dequantized[:arity]) or any(parameters(dq) is None for dq in operands) \
@@ -273,6 +277,9 @@ def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None]) -> bool:
         if axis != expected:
             return False
     if len(node.inputs) > 2 and node.inputs[2].name:
+        if float_bias and _float_constant(node.inputs[2]) and node.op in ("Conv", "Gemm"):
+            channels = node.outputs[0].shape[1 if node.op == "Conv" else -1] if node.outputs[0].shape else None
+            return np.asarray(node.inputs[2].values).shape == (channels,)
         return _bias_applies(node.inputs[2], operands)
     return True
 
@@ -291,12 +298,37 @@ def _bias_values(bias: gs.Node | None) -> gs.Tensor:
     return bias.inputs[0]
 
 
+def _float_constant(tensor: gs.Tensor) -> bool:
+    return isinstance(tensor, gs.Constant) and np.issubdtype(np.asarray(tensor.values).dtype, np.floating)
+
+
+def _quantised_bias(node: gs.Node, dequantized: list[gs.Node | None]) -> gs.Constant:
+    """A float bias as the int32 the kernels add: ``round(b / (s_x · s_w[c]))``, half away from zero.
+
+    Exporters that cannot quantise biases (Brevitas with the dynamo exporter)
+    leave them float.  TFLite's converter quantises a bias exactly this way
+    (scale ``s_x · s_w`` in float32), so fixed-point mode, whose promise is
+    integer-only arithmetic rather than ONNX Runtime's float bias, does too.
+    Exact mode keeps such layers in float, as ONNX Runtime runs them.
+    """
+    found = [parameters(dq) for dq in dequantized[:2] if dq is not None]
+    assert len(found) == 2 and all(f is not None for f in found), "can_be_applied checked the operands"
+    x_scale = np.float32(found[0][0].reshape(-1)[0])  # type: ignore[index]
+    w_scale = np.asarray(found[1][0], np.float32).reshape(-1)  # type: ignore[index]
+    bias = np.asarray(node.inputs[2].values, np.float64).reshape(-1)
+    scale = (x_scale * np.broadcast_to(w_scale, bias.shape)).astype(np.float64)
+    ratio = bias / scale
+    rounded = np.sign(ratio) * np.floor(np.abs(ratio) + 0.5)
+    values = np.clip(rounded, -(2**31), 2**31 - 1).astype(np.int32)
+    return gs.Constant(f"{node.name}_bias_int32", values)
+
+
 def _gemm_bias(node: gs.Node, island: Island, dequantized: list[gs.Node | None]) -> gs.Tensor:
     """QGemm's C: a Gemm's own bias, the Add's bias of tf2onnx's Dense, or the empty slot."""
     if island.bias_add is not None:
         return _bias_values(island.bias_dequantize)
     if len(node.inputs) > 2 and node.inputs[2].name:
-        return _bias_values(dequantized[2])
+        return _bias_values(dequantized[2]) if dequantized[2] is not None else _quantised_bias(node, dequantized)
     return gs.Variable.empty()
 
 

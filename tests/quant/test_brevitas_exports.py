@@ -154,3 +154,24 @@ def test_exports_hold_the_patterns_the_compiler_lowers() -> None:
         assert not {"QuantizeLinear", "DequantizeLinear"} & histograms[kind]
         residual = onnx.load(str(exported_or_fail(kind, None)))
         assert "Trunc" in {node.op_type for node in residual.graph.node}
+
+
+@pytest.mark.parametrize("bits", WEIGHT_BITS)
+def test_dynamo_qcdq_float_biases_are_quantised_in_fixed_point_mode(bits: int, quant_host: PluginHost,
+                                                                    quant_runtime_cache: Path, tmp_path: Path) -> None:
+    """Fixed-point mode promises integer arithmetic, not ONNX Runtime's float bias: it quantises the biases.
+
+    Each bias becomes ``round(b / (s_x · s_w))`` in int32, as TFLite's
+    converter quantises one, so every layer is integer; the output stays
+    within one step of ONNX Runtime's float-bias computation on these inputs.
+    """
+    path = exported_or_fail("qcdq_dynamo", bits)
+    _, generated = compile_model(path, CompileOptions(platform="generic-c", quantization="fixed-point"), quant_host)
+    assert not float_layers(generated.report, {spec.name for spec in generated.outputs})
+    executable = build_executable(generated, tmp_path, Toolchain.from_environment(), quant_runtime_cache)
+    name, step = generated.inputs[0].name, output_step(path)
+    inputs = example_inputs(INPUTS)
+    actual = [run_network(executable, generated, {name: x}, repeats=1)[0][0] for x in inputs]
+    errors = [np.abs(got.astype(np.float64) - want.astype(np.float64)) / step
+              for got, want in zip(actual, reference("qcdq_dynamo", path, inputs))]
+    assert max(float(np.max(error)) for error in errors) <= 1.0 + 1e-4  # the float output: one step, dequantised
