@@ -127,18 +127,20 @@ def test_fixed_point_still_turns_a_plain_matmul_integer(host: PluginHost, tmp_pa
 
 @pytest.mark.parametrize(("x_shape", "y_shape", "attributes", "integer"), [
     ([1, 2, 5, 5], [1, 2, 3, 3], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}, False),
-    ([1, 2, 5, 5], [1, 2, 3, 3], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, False),
-    ([1, 2, 1, 7], [1, 2, 1, 4], {"kernel_shape": [1, 3], "strides": [1, 2], "auto_pad": "SAME_UPPER"}, False),
+    ([1, 2, 5, 5], [1, 2, 3, 3], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+    ([1, 2, 1, 7], [1, 2, 1, 4], {"kernel_shape": [1, 3], "strides": [1, 2], "auto_pad": "SAME_UPPER"}, True),
     ([1, 2, 5, 5], [1, 2, 3, 3], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1],
                                   "count_include_pad": 1}, True),
 ], ids=["ceil_mode", "padding-not-counted", "same-padding-not-counted", "padding-counted"])
-def test_fixed_point_keeps_average_pools_with_partial_windows_in_float(
+def test_fixed_point_average_pools_with_partial_windows_are_integer_or_kept_in_float(
     x_shape: list[int], y_shape: list[int], attributes: dict, integer: bool, host: PluginHost, tmp_path: Path,
     runtime_cache: Path,
 ) -> None:
     """Was: every quantised AveragePool became QLinearAveragePool, whose kernel divides by the full window and
     refuses ``ceil_mode`` or padding left out of the count, failing the compile (and SAME padding, which it did not
-    see, came out 32 LSB off).  Pools whose windows all count their full area still become integer."""
+    see, came out 32 LSB off).  Fixed-point mode's pool is now TFLite's, which divides by the pixels inside the
+    input (TFLite's SAME padding), so padding left out of the count is integer too; ``ceil_mode`` keeps the float
+    fallback."""
     path = tmp_path / "pool.onnx"
     onnx.save(quantised_pool("AveragePool", x_shape, y_shape, **attributes), path)
     assert ("QLinearAveragePool" in fixed_point_layers(path, host, tmp_path, runtime_cache)) == integer

@@ -95,9 +95,10 @@ def _qdq_islands_model() -> onnx.ModelProto:
         return helper.make_node("QuantizeLinear", [tensor, f"{name}_s", f"{name}_z"], [output])
 
     nodes = [dq("a", "a"), dq("b", "b"), helper.make_node("Add", ["a_dq", "b_dq"], ["sum_f"]), q("sum_f", "sum", "sum"),
-             dq("sum", "sum"), helper.make_node("AveragePool", ["sum_dq"], ["pool_f"], kernel_shape=[2, 2], strides=[2, 2]),
-             q("pool_f", "sum", "pool"), dq("pool", "sum"), helper.make_node("Softmax", ["pool_dq"], ["soft_f"], axis=-1),
-             q("soft_f", "soft", "y")]
+             dq("sum", "sum"),
+             helper.make_node("AveragePool", ["sum_dq"], ["pool_f"], kernel_shape=[2, 2], strides=[2, 2]),
+             q("pool_f", "sum", "pool"), dq("pool", "sum"),
+             helper.make_node("Softmax", ["pool_dq"], ["soft_f"], axis=-1), q("soft_f", "soft", "y")]
     shape = [1, 2, 4, 4]
     graph = helper.make_graph(
         nodes, "qdq_islands", [helper.make_tensor_value_info(name, TensorProto.INT8, shape) for name in ("a", "b")],

@@ -95,7 +95,8 @@ def test_fixed_point_mode_is_integer_and_each_layer_within_one_step_of_onnx_runt
     assert integer_layers, "the fixed-point lowering rewrote no layer"
     # Conv/MatMul/Gemm/Add/Mul have TFLite kernels for every parameter; an average pool that rescales has none
     # and keeps the 31-bit integer kernel (no "arithmetic").
-    not_tflite = [layer["op"] for layer in integer_layers if (layer["requantization"] or {}).get("arithmetic") != "tflite"
+    not_tflite = [layer["op"] for layer in integer_layers
+                  if (layer["requantization"] or {}).get("arithmetic") != "tflite"
                   and layer["op"] not in ("QLinearAveragePool", "QLinearGlobalAveragePool")]
     assert not not_tflite, f"layers not in TFLite's arithmetic: {not_tflite}"
     float_compute = [layer["op"] for layer in generated.report["layers"]
@@ -117,7 +118,8 @@ def test_fixed_point_mode_is_integer_and_each_layer_within_one_step_of_onnx_runt
 
 def _pool_model(path: Path, nodes: list[onnx.NodeProto], domains: tuple[str, ...] = ()) -> Path:
     """int8 x [1, 2, 8, 8] -> 2x2/2 average pool -> int8 y [1, 2, 4, 4], scale 0.05 and zero point 3 in and out."""
-    parameters = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(3, np.int8), "z")]
+    parameters = [numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+                  numpy_helper.from_array(np.array(3, np.int8), "z")]
     graph = helper.make_graph(nodes, "pool", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 2, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 2, 4, 4])], parameters)
     opsets = [helper.make_opsetid("", 21), *(helper.make_opsetid(domain, 1) for domain in domains)]
@@ -131,7 +133,8 @@ def _pool_input() -> tuple[np.ndarray, np.ndarray]:
     return x, x.astype(np.int64).reshape(1, 2, 4, 2, 4, 2).sum(axis=(3, 5))
 
 
-def _run_pool(path: Path, options: CompileOptions, host: PluginHost, folder: Path, cache: Path) -> tuple[dict, np.ndarray]:
+def _run_pool(path: Path, options: CompileOptions, host: PluginHost, folder: Path,
+              cache: Path) -> tuple[dict, np.ndarray]:
     _, generated = compile_model(path, options, host)
     executable = build_executable(generated, folder, Toolchain.from_environment(), cache)
     (actual,), _ = run_network(executable, generated, {"x": _pool_input()[0]}, repeats=1)
