@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-VerificationStatus = Literal["peer", "onnx-node-tests", "onnxruntime", "reference", "documented no-op"]
+VerificationStatus = Literal["peer", "onnx-node-tests", "onnxruntime", "litert", "reference", "documented no-op"]
 """What the op's results were compared with:
 
 ``peer``
@@ -23,6 +23,8 @@ VerificationStatus = Literal["peer", "onnx-node-tests", "onnxruntime", "referenc
     ONNX's backend node test cases of the op compile, run and match on the platform;
 ``onnxruntime``
     test networks match ONNX Runtime (bit-exact for quantised ones);
+``litert``
+    int8 TFLite models converted by tf2onnx match LiteRT's reference kernels (``BUILTIN_REF``) bit for bit;
 ``reference``
     only a numpy reference written from the op's written semantics (no peer data: the evidence says whether
     Deeploy itself verified the arithmetic or left it unverified);

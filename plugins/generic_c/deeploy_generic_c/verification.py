@@ -35,7 +35,16 @@ def _reference(deeploy: str) -> OpVerification:
 _DEEPLOY_VERIFIED = "Deeploy verified it on held-out models, no peer data for it in ../shared"
 _DEEPLOY_UNVERIFIED = "Deeploy marks the arithmetic unverified (implemented as written)"
 _QDQ = "bit-exact with ONNX Runtime in --quantization exact (test_qdq.py, test_qdq_fire.py)"
-_FIXED_POINT = "within 1 LSB of ONNX Runtime in --quantization fixed-point (test_qdq.py, fuzz regressions)"
+_FIXED_POINT = ("QOperator files (QLinear nodes written in the model): bit-exact (Conv/MatMul/Gemm) or within 1 LSB "
+                "(Add/Mul/pools) of ONNX Runtime (test_qoperator_requantisation.py, test_qdq.py)")
+_FUSED_EXACT = ("QDQ islands in --quantization exact: bit-exact with ONNX Runtime's unfused float32 arithmetic "
+                "(test_qlinear_float32.py, test_qdq.py, tests/quant)")
+
+
+def _litert(layers: str) -> OpVerification:
+    return OpVerification("litert", f"--quantization fixed-point on tf2onnx --tflite models: 0 LSB against LiteRT's "
+                                    f"reference kernels on {layers} (test_tflite_litert.py, tests/quant)")
+
 
 _NODE_TESTS_ONLY = (
     "Abs BatchNormalization Concat ConvTranspose Elu Erf Gather GRU Identity LeakyRelu Log LSTM Max Min Neg RNN "
@@ -124,12 +133,18 @@ VERIFICATION: dict[str, tuple[OpVerification, ...]] = {
     # ONNX's quantised operators, as QDQ exact mode fuses them or as exporters write them
     "QuantizeLinear": (_onnxruntime(_QDQ),),
     "DequantizeLinear": (_onnxruntime(_QDQ), _node_tests()),
-    "QLinearConv": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT)),
-    "QLinearMatMul": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT)),
-    "com.microsoft.QGemm": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT)),
-    "com.microsoft.QLinearAdd": (_onnxruntime(_FIXED_POINT),),
-    "com.microsoft.QLinearMul": (_onnxruntime(_FIXED_POINT),),
-    "com.microsoft.QLinearAveragePool": (_onnxruntime(_FIXED_POINT),),
-    "com.microsoft.QLinearGlobalAveragePool": (_onnxruntime(_FIXED_POINT),),
+    "QLinearConv": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT), _litert("Conv and depthwise Conv layers")),
+    "QLinearMatMul": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT), _litert("Dense layers without bias")),
+    "com.microsoft.QGemm": (_onnxruntime(_QDQ), _onnxruntime(_FIXED_POINT), _litert("Dense layers")),
+    "com.microsoft.QLinearAdd": (_onnxruntime(_FUSED_EXACT), _onnxruntime(_FIXED_POINT), _litert("Add layers")),
+    "com.microsoft.QLinearMul": (_onnxruntime(_FUSED_EXACT), _onnxruntime(_FIXED_POINT), _litert("Mul layers")),
+    "com.microsoft.QLinearAveragePool": (_onnxruntime(_FUSED_EXACT), _onnxruntime(_FIXED_POINT),
+                                         _litert("AveragePool layers (VALID and SAME)")),
+    "com.microsoft.QLinearGlobalAveragePool": (_onnxruntime(_FUSED_EXACT), _onnxruntime(_FIXED_POINT),
+                                               _litert("global average pools (TFLite's MEAN)")),
+    "com.microsoft.QLinearSoftmax": (_onnxruntime(_FUSED_EXACT + "; the exponential follows MLAS's AVX2/FMA3 code"),
+                                     _litert("Softmax layers")),
+    "IntegerLookup": (_onnxruntime("element-wise QDQ islands (Sigmoid, Tanh, HardSwish, LeakyRelu, rescales, ...) in "
+                                   "--quantization exact: all 256 inputs equal ONNX Runtime (test_quantized_lookup.py)"),),
 }
 """Op key -> the checks its kernels pass, strongest first."""
