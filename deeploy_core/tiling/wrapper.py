@@ -55,9 +55,10 @@ from deeploy_core.tiling.fusion.planner import FusionPlanner
 from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level, report_outer_level
 from deeploy_core.tiling.report_entries import buffer_entry, cluster_entry
+from deeploy_core.tiling.scratch_term import SCRATCH_BLOCK, scratch_term
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
-from deeploy_core.tiling.tiles import TiledLayer, build_tiles, scratch_bytes
+from deeploy_core.tiling.tiles import TiledLayer, build_tiles
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
 from deeploy_core.tiling.verification import check_tiles
 from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
@@ -65,7 +66,6 @@ from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_block
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 FUSION_MODES = ("none", "auto")
 """``none``: every layer tiled alone; ``auto``: chains fused where the tiler's cost says it pays."""
-SCRATCH_BLOCK = "(scratch)"
 
 
 def first_output(node: gs.Node) -> gs.Tensor:
@@ -371,39 +371,14 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def _scratch_terms(self, layer: Layer, constraint: TileConstraint, tiled_axes: tuple[int, ...],
                        tensors: list[TensorTerm]) -> int:
-        """Model the kernel's scratch: probe which tiled axes it grows with, add it as a tensor-like term.
-
-        Scratch sizes are whatever a template declares; probing the kernel on
-        tiles one element long along each axis tells which axes it scales with
-        (an im2col buffer grows with the output rows and columns, not with the
-        output channels).  The bytes per element are the larger of the whole
-        layer's and the smallest tile's (one element along every scaling axis):
-        a kernel whose scratch stops growing (im2col by bounded blocks) has its
-        steepest slope there, so the linear term never underestimates a tile.
-        Returns the constant part (bytes).
-        """
-        alignment = self.memory_hierarchy.alignment
-        copies = self.scratch_copies
-        full = sum(layer.binding.template.transient_buffers(layer.representation).values())
-        if full == 0:
-            return alignment - 1
+        """Model the kernel's scratch (:func:`~deeploy_core.tiling.scratch_term.scratch_term`): add its term to
+        ``tensors`` if it grows with the tile; return the constant part (bytes)."""
         out_shape = self.ctxt[first_output(layer.node).name].shape
-        whole = tuple((0, dim) for dim in out_shape)
-        scaling = []
-        for axis in tiled_axes:
-            if out_shape[axis] <= 1:
-                continue
-            probe = tuple((0, 1) if a == axis else r for a, r in enumerate(whole))
-            if scratch_bytes(layer, self.ctxt, constraint, probe) < full:
-                scaling.append(axis)
-        if not scaling:
-            return copies * align_up(full, alignment) + alignment - 1
-        unit = -(-full // math.prod(out_shape[a] for a in scaling))
-        smallest = tuple((0, 1) if a in scaling else r for a, r in enumerate(whole))
-        unit = max(unit, scratch_bytes(layer, self.ctxt, constraint, smallest))
-        tensors.append(TensorTerm("(scratch)", tuple(Extent(out_shape[a], a) for a in scaling), unit * copies, 1,
-                                  block=SCRATCH_BLOCK))
-        return (copies + 1) * (alignment - 1)
+        term, constant = scratch_term(layer, self.ctxt, constraint, tuple(out_shape), tiled_axes,
+                                      self.memory_hierarchy.alignment, self.scratch_copies)
+        if term is not None:
+            tensors.append(term)
+        return constant
 
     def computeTilingSolution(self) -> TilingSolution:
         """Solve the one CP-SAT model; on failure, say which layer needs how much."""
