@@ -8,8 +8,8 @@ rounds as ONNX Runtime does (exact mode's float32 arithmetic, the integer
 float32 emulation QOperator convolutions get, float fallbacks) equals ONNX
 Runtime's tensor, and a layer that rounds on its own is within one step of
 it.  In fixed-point mode every requantising layer is of the second kind:
-TFLite's arithmetic (a 31-bit multiplier, two roundings) against ONNX
-Runtime's float32 rounding.
+TFLite's arithmetic (a 31-bit multiplier, rounded twice in convolutions,
+once in MatMul/Gemm) against ONNX Runtime's float32 rounding.
 
 This harness checks exactly that: it cuts the model at its quantised tensors
 with ONNX's extractor, so each piece is one layer (the DequantizeLinear

@@ -7,8 +7,10 @@ or rounds on its own and may land one step away.  What a layer is comes from
 its row in the report, not from its op name alone:
 
 * ``requantization`` with ``"arithmetic": "tflite"`` (fixed-point mode's
-  fused nodes): TFLite's integer arithmetic, a 31-bit multiplier and two
-  roundings where ONNX Runtime rounds in float32, so **one step**;
+  fused nodes): TFLite's integer arithmetic, a 31-bit multiplier and its
+  own roundings (two for convolutions) where ONNX Runtime rounds in
+  float32, so **one step** (its ``"rounding"`` then says ``"double"`` or
+  ``"single"``, never ``"float32"``);
 * ``"arithmetic": "float32"`` (exact mode) or ``"rounding": "float32"`` (the
   integer float32 emulation of Conv/MatMul/Gemm that QOperator files get):
   **exact**;

@@ -5,7 +5,8 @@ convolution, a step of difference from one layer can grow through the layers
 after it, so in fixed-point mode the outputs of this network have no bound
 against ONNX Runtime.  What holds is per layer, given ONNX Runtime's own
 values of its inputs: in fixed-point mode (TFLite's arithmetic: a 31-bit
-multiplier and two roundings against ONNX Runtime's float32 rounding) every
+multiplier and two roundings in a convolution, against ONNX Runtime's
+float32 rounding) every
 requantising layer, convolutions included, is within one step; in exact mode
 every layer is bit exact.
 """

@@ -82,8 +82,8 @@ def test_fixed_point_mode_is_integer_and_each_layer_within_one_step_of_onnx_runt
 ) -> None:
     """Fixed-point mode computes TFLite's integer arithmetic, so against ONNX Runtime only the per-layer bound holds.
 
-    Every requantising layer rounds twice with a 31-bit multiplier where ONNX
-    Runtime rounds in float32: given ONNX Runtime's inputs it lands within one
+    Every requantising layer rounds with a 31-bit multiplier (twice in
+    convolutions) where ONNX Runtime rounds in float32: given ONNX Runtime's inputs it lands within one
     step, and a step that enters the next layer can grow, so the network's
     outputs are not held to any bound here (LiteRT is their reference, in the
     quant tests).  Each layer is compiled alone and fed ONNX Runtime's values.
