@@ -39,6 +39,11 @@ class ProductCase:
     """A multiplier so large that the epilogue must stay int64."""
     trans_a: bool = False
     kind: str = "row"
+    b_low: int = -128
+    """B's least value: -127 (TFLite's symmetric weights) with int8 A lets the row kernel add products in pairs
+    in 16 bits (``_matmul_rows.pairs_fit_int16``)."""
+    extreme: bool = False
+    """A all -128 and B all -127: every pair of products sums to 32512, the int16 bound's edge."""
 
 
 CASES = {
@@ -51,6 +56,11 @@ CASES = {
                                                                  trans_a=True),
     "RQGemm k=66 dot, n=2, bias": ProductCase((3, 66), (66, 2), op="RQGemm", bias="column",
                                                        kind="dot"),
+    "k=7 paired (3 pairs + 1), n=70, |b| <= 127": ProductCase((5, 7), (7, 70), signed_input=True, b_low=-127),
+    "MatMul int32 out, k=66 paired at the int16 edge": ProductCase((2, 66), (66, 40), op="MatMul", signed_input=True,
+                                                                   b_low=-127, extreme=True),
+    "Gemm transA k=9 paired, n=33, bias matrix": ProductCase((9, 3), (9, 33), op="Gemm", bias="matrix", trans_a=True,
+                                                             signed_input=True, b_low=-127),
 }
 
 
@@ -59,7 +69,9 @@ def product_network(case: ProductCase) -> Network:
     rng = np.random.default_rng(sum(case.a_shape) * 31 + sum(case.b_shape))
     low, high = (-128, 128) if case.signed_input else (0, 256)
     a = rng.integers(low, high, case.a_shape).astype(np.int8 if case.signed_input else np.uint8)
-    b = rng.integers(-128, 128, case.b_shape).astype(np.int8)
+    b = rng.integers(case.b_low, 128, case.b_shape).astype(np.int8)
+    if case.extreme:
+        a, b = np.full_like(a, -128), np.full_like(b, -127)
     gemm = "Gemm" in case.op
     op_a = a.T if case.trans_a else a
     acc = np.matmul(np.asarray(op_a, np.int64), np.asarray(b, np.int64))
@@ -120,6 +132,8 @@ def test_matmul_rows_kernels_are_bit_exact(case: str, host: PluginHost, tmp_path
     source = generated.files["Network.c"]
     assert ("dc_j0" in source) == (CASES[case].kind == "row") and ("dc_acc0" in source) == (CASES[case].kind == "dot")
     assert ("int64_t t" in source) == CASES[case].large_mul
+    paired = CASES[case].kind == "row" and CASES[case].signed_input and CASES[case].b_low > -128
+    assert ("const dc_b1 = dc_b0" in source) == paired
 
 
 def test_tiled_builds_keep_the_plain_loop(host: PluginHost, tmp_path: Path) -> None:  # noqa: F811

