@@ -10,7 +10,9 @@ On a small Keras MLP converted to int8 TFLite and through tf2onnx:
   default reference) passes: LiteRT's outputs on the named file are what is
   compared;
 * a ``.tflite`` of another network (another input shape) and the float
-  ``.tflite`` (float input) are refused with one line naming the input.
+  ``.tflite`` (float input) are refused with one line naming the input;
+* ``--quantization fixed-point`` (TFLite's arithmetic) is judged at 0 LSB
+  against the ``.tflite`` and at 1 LSB against ONNX Runtime by default.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def check_reference_effect(run: Callable[[Sequence[str]], Outcome], scratch: Pat
     negated = run([*base, "--reference", str(wrong)])
     other_network = run([*base, "--reference", str(cnn.int8_tflite)])
     float_file = run([*base, "--reference", str(mlp.float_tflite)])
+    fixed_point = [*base, "--quantization", "fixed-point"]
+    fixed_litert, fixed_ort = run([*fixed_point, "--reference", str(mlp.int8_tflite)]), run(fixed_point)
 
     assert default.exit_code == 0 and "reference: ONNX Runtime" in default.stdout, default.stderr
     assert same.exit_code == 0, same.stderr
@@ -51,3 +55,6 @@ def check_reference_effect(run: Callable[[Sequence[str]], Outcome], scratch: Pat
         and "[1, 12, 12, 3]" in other_network.stderr and "[1, 32]" in other_network.stderr, other_network.stderr
     assert float_file.exit_code != 0 and "is float32 [1, 32]" in float_file.stderr \
         and "is int8 [1, 32]" in float_file.stderr, float_file.stderr
+    # fixed-point computes TFLite's arithmetic: judged at 0 LSB against LiteRT, at 1 against ONNX Runtime
+    assert fixed_litert.exit_code == 0 and "<= 0 LSB" in fixed_litert.stdout, fixed_litert.stdout + fixed_litert.stderr
+    assert "<= 1 LSB" in fixed_ort.stdout, fixed_ort.stdout + fixed_ort.stderr
