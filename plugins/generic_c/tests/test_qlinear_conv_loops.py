@@ -56,6 +56,7 @@ CASES = {
     "depthwise-1d": ConvCase(3, 3, (30,), (3,), pad=1, group=3),
     "pointwise": ConvCase(16, 8, (25, 5), (1, 1)),
     "pointwise-12": ConvCase(12, 8, (9, 7), (1, 1)),
+    "pointwise-odd-channels": ConvCase(8, 7, (5, 6), (1, 1), per_channel=True),
     "pointwise-stride2": ConvCase(8, 8, (16, 16), (1, 1), stride=2),
     "dscnn-stem": ConvCase(1, 8, (49, 10), (10, 4), stride=2, pad=2),
     "zero-x-zero-point": ConvCase(4, 4, (12, 12), (3, 3), pad=1, x_zero=0),

@@ -17,12 +17,15 @@ branch-free with constant trip counts) and then:
   1, over a band of padded rows flattened into one vector
   (:func:`depthwise_flat`), which small maps need.
 
-8-bit weight rows are widened to int16 before their dot products
-(:func:`widens_weights`).  Scratch is bounded: the line buffer holds ``kh``
-padded rows of one group and the im2col buffer one output row (pointwise: a
-block of at most :data:`POINTWISE_BLOCK_BYTES`; stride-1 depthwise: a band of
-at most :data:`DEPTHWISE_BAND_BYTES`), plus one widened weight row; the
-template asks the arena for it.
+Dense and pointwise take two output channels at a time (:func:`_channel_pairs`:
+each int16 row loaded serves both weight rows), and 8-bit weight rows are
+widened to int16 before their dot products (:func:`widens_weights`).
+
+Scratch is bounded: the line buffer holds ``kh`` padded rows of one group and
+the im2col buffer one output row (pointwise: a block of at most
+:data:`POINTWISE_BLOCK_BYTES`; stride-1 depthwise: a band of at most
+:data:`DEPTHWISE_BAND_BYTES`), plus two widened weight rows; the template asks
+the arena for it.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from deeploy_core.plugin_api import Buffer
-from deeploy_generic_c.ops._dot_block import dot_rows, indent
+from deeploy_generic_c.ops._dot_block import dot_rows, dot_rows_pair, indent
 from deeploy_generic_c.ops._window import Window
 
 POINTWISE_BLOCK_BYTES = 4096
@@ -129,18 +132,54 @@ def widens_weights(ops: ConvOperands) -> bool:
     return ops.w.dtype.c_type in BYTE_WEIGHTS and ops.k >= 8
 
 
-def _weight_row(ops: ConvOperands, offset: str) -> tuple[str, str]:
-    """(C declaring ``dc_w``, the weights of output channel ``mo``; the name the dot products read).
+def _weight_row(ops: ConvOperands, offset: str, channel: str = "mo", suffix: str = "") -> tuple[str, str]:
+    """(C declaring ``dc_w<suffix>``, the weights of output channel ``channel``; the name the dot products read).
 
     ``offset`` is where the widened row lives in ``dc_scratch`` (see :func:`widens_weights`).
     """
     wt, k = ops.w.dtype.c_type, ops.k
-    source = f"{ops.w.c_name} + mo * {k}"
+    source = f"{ops.w.c_name} + {channel} * {k}"
     if not widens_weights(ops):
-        return f"const {wt} *const dc_w = {source};", "dc_w"
-    return (f"const {wt} *restrict const dc_w = {source};\n"
-            f"int16_t *restrict const dc_wrow = dc_scratch + {offset};\n"
-            f"for (int32_t kk = 0; kk < {k}; ++kk) dc_wrow[kk] = (int16_t)dc_w[kk];"), "dc_wrow"
+        return f"const {wt} *const dc_w{suffix} = {source};", f"dc_w{suffix}"
+    return (f"const {wt} *restrict const dc_w{suffix} = {source};\n"
+            f"int16_t *restrict const dc_wrow{suffix} = dc_scratch + {offset};\n"
+            f"for (int32_t kk = 0; kk < {k}; ++kk) dc_wrow{suffix}[kk] = (int16_t)dc_w{suffix}[kk];"), f"dc_wrow{suffix}"
+
+
+def _channel_pairs(ops: ConvOperands, offset: int, out: Callable[[str], str], count: str) -> str:
+    """C: the dot products of every output channel of group ``g``, two channels at a time, then an odd last one.
+
+    ``out(channel)`` is the C address of the channel's first output of these
+    rows; ``offset`` is where the widened weight rows start in the scratch.
+    """
+    k, mg = ops.k, ops.mg
+    yt = ops.y.dtype.c_type
+
+    def stores(name: str, channel: str) -> Callable[[str, str], str]:
+        return lambda acc, row: ops.store(f"{name}[{row}]", acc, channel)
+
+    row0, w0 = _weight_row(ops, str(offset), "mo", "")
+    row1, w1 = _weight_row(ops, str(offset + k), "(mo + 1)", "1")
+    pair = dot_rows_pair(count, k, "dc_col", (w0, w1), (ops.bias("mo"), ops.bias("(mo + 1)")),
+                         (stores("dc_out", "mo"), stores("dc_out1", "(mo + 1)")))
+    code = f"""for (int32_t mg = 0; mg + 2 <= {mg}; mg += 2) {{
+    const int32_t mo = g * {mg} + mg;
+{indent(row0, 4)}
+{indent(row1, 4)}
+    {yt} *const dc_out = {out("mo")};
+    {yt} *const dc_out1 = {out("(mo + 1)")};
+{indent(pair, 4)}
+}}"""
+    if mg % 2:
+        single = dot_rows(count, k, "dc_col", w0, ops.bias("mo"), stores("dc_out", "mo"))
+        code += f"""
+{{
+    const int32_t mo = g * {mg} + {mg - 1};
+{indent(row0, 4)}
+    {yt} *const dc_out = {out("mo")};
+{indent(single, 4)}
+}}"""
+    return code
 
 
 def kind(ops: ConvOperands) -> str:
@@ -165,7 +204,7 @@ def scratch_bytes(ops: ConvOperands) -> int:
     """Bytes of int16 scratch the kernel uses (line buffer and/or im2col rows)."""
     win = ops.win
     which = kind(ops)
-    row = ops.k if widens_weights(ops) else 0
+    row = 2 * ops.k if widens_weights(ops) else 0
     if which == "pointwise":
         return 2 * (pointwise_block(ops) * ops.cg + row)
     if which == "depthwise":
@@ -206,15 +245,13 @@ def dense(ops: ConvOperands) -> str:
     win, width, k, cg, mg = ops.win, ops.line_width, ops.k, ops.cg, ops.mg
     xt, yt = ops.x.dtype.c_type, ops.y.dtype.c_type
 
-    def store(acc: str, row: str) -> str:
-        return ops.store(f"dc_out[{row}]", acc, "mo")
-
-    weight_row, weights = _weight_row(ops, str(cg * win.kh * width + win.ow * k))
+    channels = _channel_pairs(ops, cg * win.kh * width + win.ow * k,
+                              lambda mo: f"{ops.y.c_name} + ((b * {win.m} + {mo}) * {win.oh} + dc_oy) * {win.ow}",
+                              str(win.ow))
     # A short window row is copied as straight-line code: the loop's own counting cost as much as the copies.
     gather = (" ".join(f"dc_dst[r * {win.kw} + {kx}] = dc_at[r * {width} + {kx * win.dil_w}];" for kx in range(win.kw))
               if win.kw <= 8 else
               f"for (int32_t kx = 0; kx < {win.kw}; ++kx) dc_dst[r * {win.kw} + kx] = dc_at[r * {width} + kx * {win.dil_w}];")
-    dots = dot_rows(str(win.ow), k, "dc_col", weights, ops.bias("mo"), store)
     return f"""int16_t *const dc_lines = dc_scratch;
 int16_t *const dc_col = dc_scratch + {cg * win.kh * width};
 for (int32_t b = 0; b < {win.n}; ++b) {{
@@ -229,12 +266,7 @@ for (int32_t b = 0; b < {win.n}; ++b) {{
                     {gather}
                 }}
             }}
-            for (int32_t mg = 0; mg < {mg}; ++mg) {{
-                const int32_t mo = g * {mg} + mg;
-{indent(weight_row, 16)}
-                {yt} *const dc_out = {ops.y.c_name} + ((b * {win.m} + mo) * {win.oh} + dc_oy) * {win.ow};
-{indent(dots, 16)}
-            }}
+{indent(channels, 12)}
         }}
     }}
 }}"""
@@ -246,11 +278,8 @@ def pointwise(ops: ConvOperands) -> str:
     pixels, block = win.oh * win.ow, pointwise_block(ops)
     xt, yt = ops.x.dtype.c_type, ops.y.dtype.c_type
 
-    def store(acc: str, row: str) -> str:
-        return ops.store(f"dc_out[{row}]", acc, "mo")
-
-    weight_row, weights = _weight_row(ops, str(block * cg))
-    dots = dot_rows("dc_count", cg, "dc_col", weights, ops.bias("mo"), store)
+    channels = _channel_pairs(ops, block * cg, lambda mo: f"{ops.y.c_name} + (b * {win.m} + {mo}) * {pixels} + p0",
+                              "dc_count")
     sample = f"(int16_t)(dc_src[p] - {ops.x_zero})" if ops.x_zero else "(int16_t)dc_src[p]"
     return f"""int16_t *const dc_col = dc_scratch;
 for (int32_t b = 0; b < {win.n}; ++b) {{
@@ -262,12 +291,7 @@ for (int32_t b = 0; b < {win.n}; ++b) {{
                 const {xt} *const dc_src = dc_x + ci * {pixels} + p0;
                 for (int32_t p = 0; p < dc_count; ++p) dc_col[p * {cg} + ci] = {sample};
             }}
-            for (int32_t mg = 0; mg < {mg}; ++mg) {{
-                const int32_t mo = g * {mg} + mg;
-{indent(weight_row, 16)}
-                {yt} *const dc_out = {ops.y.c_name} + (b * {win.m} + mo) * {pixels} + p0;
-{indent(dots, 16)}
-            }}
+{indent(channels, 12)}
         }}
     }}
 }}"""

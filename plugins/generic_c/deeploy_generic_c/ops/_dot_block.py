@@ -71,6 +71,52 @@ def dot_rows(count: str, k: int, rows: str, weights: str, initial: str, store: S
 }}"""
 
 
+def dot_rows_pair(count: str, k: int, rows: str, weights: tuple[str, str], initial: tuple[str, str],
+                  store: tuple[Store, Store], index: str = "dc_r") -> str:
+    """:func:`dot_rows` for two weight rows at once: every row load feeds two products.
+
+    Four rows times two weight rows keep eight accumulators, which with the
+    four row vectors and two weight vectors fill SSE2's sixteen registers; each
+    int16 row vector loaded now serves two ``pmaddwd`` instead of one.
+    """
+    names = [[f"dc_acc{w}{i}" for i in range(4)] for w in range(2)]
+    rows4 = [f"dc_row{i}" for i in range(4)]
+
+    def reduction(count_rows: int) -> str:
+        body = " ".join(f"{names[w][i]} += dc_wk{w} * (int32_t){rows4[i]}[kk];"
+                        for i in range(count_rows) for w in range(2))
+        load = f"const int32_t dc_wk0 = (int32_t){weights[0]}[kk]; const int32_t dc_wk1 = (int32_t){weights[1]}[kk];"
+        head, lines = k - k % 8, []
+        if head:
+            lines.append(CLANG_WIDTH_8 + f"for (int32_t kk = 0; kk < {head}; ++kk) {{ {load} {body} }}")
+        if k % 8:
+            lines.append(f"for (int32_t kk = {head}; kk < {k}; ++kk) {{ {load} {body} }}")
+        return "\n".join(lines)
+
+    def declare(count_rows: int) -> str:
+        return "int32_t " + ", ".join(f"{names[w][i]} = {initial[w]}" for w in range(2) for i in range(count_rows)) + ";"
+
+    stores4 = "\n".join(store[w](names[w][i], f"({index} + {i})") for w in range(2) for i in range(4))
+    stores1 = "\n".join(store[w](names[w][0], index) for w in range(2))
+    pointers = "\n".join(f"const int16_t *const dc_row{i} = dc_rows + {i * k};" for i in range(4))
+    return f"""{{
+    int32_t {index} = 0;
+    const int16_t *dc_rows = {rows};
+    for (; {index} + 4 <= ({count}); {index} += 4, dc_rows += {4 * k}) {{
+{indent(pointers, 8)}
+        {declare(4)}
+{indent(reduction(4), 8)}
+{indent(stores4, 8)}
+    }}
+    for (int32_t dc_tail = 0; dc_tail < 3 && {index} < ({count}); ++dc_tail, ++{index}, dc_rows += {k}) {{
+        const int16_t *const dc_row0 = dc_rows;
+        {declare(1)}
+{indent(reduction(1), 8)}
+{indent(stores1, 8)}
+    }}
+}}"""
+
+
 def indent(text: str, spaces: int) -> str:
     """``text`` indented by ``spaces``; preprocessor lines stay in column 0."""
     pad = " " * spaces
