@@ -123,7 +123,7 @@ def check_layers(model_path: Path, options: CompileOptions, host: PluginHost, sa
     checks = []
     for index, layer in enumerate(quantised_layers(model)):
         piece = folder / f"layer_{index}.onnx"
-        onnx.save(extractor.extract_model(list(layer.inputs), [layer.output]), str(piece))
+        onnx.save(_with_shapes(extractor.extract_model(list(layer.inputs), [layer.output]), references[0]), str(piece))
         _, generated = compile_model(piece, replace(options, network_name=f"layer_{index}"), host)
         rounding = tensor_rounding(generated.report["layers"], options.quantization).get(layer.output, Rounding.EXACT)
         if rounding is Rounding.UNBOUNDED:
@@ -146,3 +146,18 @@ def _arithmetic(row: dict[str, Any]) -> str | None:
         return None
     found = described.get("arithmetic", described.get("rounding"))
     return str(found) if found is not None else None
+
+
+def _with_shapes(piece: onnx.ModelProto, values: dict[str, np.ndarray]) -> onnx.ModelProto:
+    """The piece with its inputs and output shaped as ONNX Runtime's values are, and no inner shapes: the whole
+    model's shape inference may have left dimensions symbolic (e.g. after a Slice), which the compiler would
+    refuse as dynamic; from static inputs it infers them again."""
+    del piece.graph.value_info[:]
+    for value in (*piece.graph.input, *piece.graph.output):
+        if value.name not in values:
+            continue
+        shape = values[value.name].shape
+        value.type.tensor_type.shape.ClearField("dim")
+        for size in shape:
+            value.type.tensor_type.shape.dim.add().dim_value = int(size)
+    return piece
