@@ -205,3 +205,16 @@ def test_requantisation_text_summarises_requantized_add_by_its_output_group() ->
     group = {"shift": 4, "range": [-128, 127], "mul": 3, "add": 1}
     requant = {"rqs1": {**group, "shift": 2}, "rqs2": {**group, "shift": 3}, "rqs_out": group}
     assert requantisation_text(requant) == ">>4 [-128, 127]"
+
+
+def test_requantisation_text_reads_every_arithmetic_of_the_fused_quantised_kernels() -> None:
+    """TFLite's signed exponent reads as a shift direction; exact mode's float32 kernels show their output scale."""
+    tflite_conv = {"arithmetic": "tflite", "multiplier": [1, 2], "shift": [-10, -9], "zero_point": -128,
+                   "range": [-128, 127]}
+    assert requantisation_text(tflite_conv) == "tflite >>10..>>9 z=-128 [-128, 127]"
+    assert requantisation_text({"arithmetic": "tflite", "shift": 1, "range": [0, 255]}) == "tflite <<1 [0, 255]"
+    assert requantisation_text({"arithmetic": "tflite", "average": "rounded", "range": [-128, 127]}) \
+        == "tflite [-128, 127]"
+    exact_add = {"arithmetic": "float32", "input_scales": [0.05, 0.03], "output_scale": 0.07, "zero_point": 1,
+                 "range": [-128, 127]}
+    assert requantisation_text(exact_add) == "float32 s=0.07 z=1 [-128, 127]"

@@ -81,17 +81,36 @@ def estimate_table(estimate: dict) -> TextTable:
 
 
 def requantisation_text(requant: dict | None) -> str:
-    """A short summary: ``>>S [lo, hi]`` (shift range when per channel) or ``q s=… z=…`` for QuantizeLinear."""
+    """A short summary: ``>>S [lo, hi]`` (shift range when per channel) or ``q s=… z=…`` for QuantizeLinear.
+
+    TFLite's arithmetic (``"arithmetic": "tflite"``) writes its exponent signed, negative for a right shift, so it
+    reads ``tflite >>S`` or ``tflite <<S``; the float32 kernels of exact mode read ``float32 s=…`` with the scale
+    they requantise by (the output's when the kernel dequantises its inputs).
+    """
     if not requant:
         return "-"
     if "rqs_out" in requant:  # RequantizedAdd: a group per input and the sum's, whose range is the output's
         return requantisation_text(requant["rqs_out"])
+    arithmetic = requant.get("arithmetic")
+    zero = f" z={requant['zero_point']}" if not isinstance(requant.get("zero_point"), list) \
+        and requant.get("zero_point") else ""
+    limits = requant.get("range", "")
+    if arithmetic == "tflite":
+        shift = requant.get("shift")
+        if shift is None:
+            return f"tflite{zero} {limits}"
+        exponents = shift if isinstance(shift, list) else [shift]
+        texts = [(">>" if value <= 0 else "<<") + str(abs(value)) for value in (min(exponents), max(exponents))]
+        shift_text = texts[0] if texts[0] == texts[1] else f"{texts[0]}..{texts[1]}"
+        return f"tflite {shift_text}{zero} {limits}"
     if "shift" not in requant:
-        scale, zero = requant["scale"], requant["zero_point"]
+        scale = requant.get("scale", requant.get("output_scale"))
+        if scale is None:
+            return f"{arithmetic or 'q'}{zero} {limits}"
         scale_text = f"{len(scale)} scales" if isinstance(scale, list) else f"s={scale:.4g}"
-        zero_text = "" if isinstance(zero, list) else f" z={zero}"
-        return f"q {scale_text}{zero_text} {requant['range']}"
+        zero_text = "" if isinstance(requant.get("zero_point"), list) else f" z={requant.get('zero_point', 0)}"
+        prefix = "float32" if arithmetic == "float32" else "q"
+        return f"{prefix} {scale_text}{zero_text} {limits}"
     shift = requant["shift"]
     shift_text = f"{min(shift)}..{max(shift)}" if isinstance(shift, list) else str(shift)
-    zero = f" z={requant['zero_point']}" if requant.get("zero_point") else ""
-    return f">>{shift_text}{zero} {requant['range']}"
+    return f">>{shift_text}{zero} {limits}"
