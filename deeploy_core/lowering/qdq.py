@@ -209,7 +209,7 @@ class QDQToInteger(SubgraphTransformation):
 
     def _arithmetic(self, island: Island) -> str | None:
         """``requantization``, except where TFLite has no kernel for the island's parameters (see module doc)."""
-        if self.requantization == "tflite" and island.node.op in ("AveragePool", "GlobalAveragePool"):
+        if self.requantization == "tflite" and island.node.op == "AveragePool":  # TFLite's MEAN rescales, this not
             source = dequantized_inputs(island.node)[0]
             if source is None or not same_quantisation(source, island.quantize):
                 return None

@@ -28,7 +28,8 @@ from deeploy_core.lowering.qdq_islands import parameters, per_tensor, producer, 
 from deeploy_core.passes import Modifies, Subgraph, SubgraphTransformation
 
 LOOKUP_OP = "IntegerLookup"
-"""The dialect op a table lookup becomes: inputs (x, table[256]); output shaped like x, typed like the table."""
+"""The dialect op a table lookup becomes: inputs (x, table[256]); output shaped like x, typed like the table;
+attribute ``arithmetic`` ("float32" or "tflite") says whose arithmetic computed the table, for the report."""
 EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
@@ -89,7 +90,7 @@ class QuantizedLookup(SubgraphTransformation):
                                                           if isinstance(v, (int, float))},
                                  x_scale, x_zero, y_scale, y_zero)
         name = (op or quantize).name or quantize.outputs[0].name
-        lookup = gs.Node(LOOKUP_OP, name=f"{name}_lookup",
+        lookup = gs.Node(LOOKUP_OP, name=f"{name}_lookup", attrs={"arithmetic": self.arithmetic},
                          inputs=[dequantize.inputs[0], gs.Constant(f"{name}_table", np.ascontiguousarray(table))],
                          outputs=[quantize.outputs[0]])
         quantize.outputs.clear()

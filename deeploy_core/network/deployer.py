@@ -39,6 +39,7 @@ from deeploy_core.lowering.integer_types import IntegerTypeInference
 from deeploy_core.lowering.qcdq_constants import FoldQcdqConstants
 from deeploy_core.lowering.qdq import QDQToInteger, QDQToIntegerExact
 from deeploy_core.lowering.qonnx import LowerQonnx
+from deeploy_core.lowering.concat_rescale import RescaleConcatInputs
 from deeploy_core.lowering.quantized_lookup import LOOKUP_OP, QuantizedLookup
 from deeploy_core.lowering.remove_identity import RemoveIdentity
 from deeploy_core.lowering.sink_dequantize import SinkDequantize
@@ -96,7 +97,8 @@ class NetworkDeployer(Deployer):
         if settings.quantization == "exact" and self.platform.mappers_for("QLinearConv"):
             fixed_point = [QDQToIntegerExact()]  # the platform reproduces ONNX Runtime's fused QDQ kernels
         if fixed_point and self.platform.mappers_for(LOOKUP_OP):  # what is left of 8-bit islands: table lookups
-            fixed_point.append(QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32"))
+            fixed_point = [RescaleConcatInputs(), *fixed_point,
+                           QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32")]
         pipeline = Pipeline(
             [RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(), CastToDequantizeLinear(), SinkDequantize(),
              *fixed_point, FoldConstants(), WidenGatherIndices(), *typing, *self.platform.lowering()],

@@ -24,6 +24,7 @@ from deeploy_core.plugin_api import (
     NodeParser,
     NodeTypeChecker,
     OperatorRepresentation,
+    attribute,
 )
 from deeploy_generic_c.ops._scalar_parameters import ScalarParameters
 from deeploy_generic_c.ops.integer import INLINE
@@ -55,7 +56,13 @@ class IntegerLookupParser(NodeParser):
         offset = "+ 128" if x.dtype.numpy.kind == "i" else ""
         code = (f"for (int32_t i = 0; i < {y.numel}; ++i) "
                 f"{y.c_name}[i] = {table.c_name}[(int32_t){x.c_name}[i] {offset}];")
-        return {"code": code, "size": y.numel}
+        arithmetic = attribute(node, "arithmetic", "")
+        arithmetic = arithmetic.decode() if isinstance(arithmetic, bytes) else str(arithmetic)
+        described: dict[str, object] = {"entries": 256, "range": [int(min(table.values.reshape(-1))),
+                                                                  int(max(table.values.reshape(-1)))]}
+        if arithmetic:
+            described["arithmetic"] = arithmetic
+        return {"code": code, "size": y.numel, "requantization": described}
 
 
 SCHEMAS: tuple[CustomOpSchema, ...] = (LOOKUP_SCHEMA,)
