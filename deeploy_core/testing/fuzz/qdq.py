@@ -1,8 +1,9 @@
 """QDQ int8 versions of fuzzed float graphs, laid out the way static quantizers emit them.
 
 The same graphs serve two flavours: ``qdq`` compiles them in exact mode
-(bit-exact with ONNX Runtime), ``qdq-fixed`` in fixed-point mode (integer-only
-kernels, within one quantisation step).
+(bit-exact with ONNX Runtime), ``qdq-fixed`` in fixed-point mode (TFLite's
+integer arithmetic, within one quantisation step where at most one layer of its
+own rounding lies upstream).
 
 Every activation goes through QuantizeLinear → DequantizeLinear; weights are
 int8 initializers behind a DequantizeLinear (per tensor or per output
@@ -262,5 +263,6 @@ def qdq_graphs(draw: st.DrawFn, max_layers: int = 5) -> FuzzGraph:
 
 
 def fixed_point_graphs(max_layers: int = 5) -> st.SearchStrategy[FuzzGraph]:
-    """QDQ graphs to compile in fixed-point mode (``--quantization fixed-point``), judged within 1 LSB."""
+    """QDQ graphs to compile in fixed-point mode (``--quantization fixed-point``), judged within 1 LSB where
+    :mod:`~deeploy_core.testing.fuzz.rounding` says one step holds by construction."""
     return qdq_graphs(max_layers).map(lambda graph: replace(graph, flavour="qdq-fixed"))
