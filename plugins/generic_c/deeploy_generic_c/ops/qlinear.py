@@ -54,11 +54,21 @@ from deeploy_core.plugin_api import (
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
+from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops import _conv_kernels as conv_kernels
 from deeploy_generic_c.ops import _dot_rows as dot_rows
 from deeploy_generic_c.ops import _matmul_rows as matmul_rows
 from deeploy_generic_c.ops._qlinear_conv import conv_loops
+from deeploy_generic_c.ops._qlinear_operands import (
+    _operand,
+    _output,
+    _per_tensor,
+    binary_layout,
+    binary_operands,
+    binary_zero_points,
+    input_zero_point,
+    unary_operands,
+)
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
 from deeploy_generic_c.ops.float32_rounding import HEADER as ROUNDING_HEADER
 from deeploy_generic_c.ops.float32_rounding import Float32RoundingRequantiser
@@ -94,13 +104,6 @@ def fixed_point(real: float) -> tuple[int, int]:
     if not 0 < shift <= MAX_SHIFT:
         raise NodeMismatch("attribute", f"requantisation scale {real} is out of the fixed-point range")
     return multiplier, shift
-
-
-def _constant(ctxt: NetworkContext, name: str, what: str) -> np.ndarray:
-    values = ctxt[name].values
-    if values is None:
-        raise NodeMismatch("shape", f"{what} must be a constant")
-    return np.asarray(values).reshape(-1)
 
 
 def requantization_mode(node: gs.Node) -> str | None:
@@ -252,33 +255,6 @@ class _Requantising(NodeParser):
         if mode != "fixed-point":
             raise NodeMismatch("attribute", f"unknown requantization={mode!r}; expected float32 or tflite")
         return clamp_requantiser(Float32RoundingRequantiser.from_parts(*parts), node)
-
-
-def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, np.ndarray, np.ndarray]:
-    """(tensor, scale values, zero-point values) of the operand whose tensor is input ``first``."""
-    tensor = ctxt[node.inputs[first].name]
-    if tensor.dtype.is_float:
-        raise NodeMismatch("dtype", f"input {first} is {tensor.dtype}; the fixed-point kernel takes integers")
-    scale = _constant(ctxt, node.inputs[first + 1].name, f"input {first + 1} (scale)")
-    zero = _constant(ctxt, node.inputs[first + 2].name, f"input {first + 2} (zero point)") if is_present(node, first + 2) \
-        else np.zeros(1, np.int64)
-    return tensor, scale.astype(np.float64), zero.astype(np.int64)
-
-
-def _output(ctxt: NetworkContext, node: gs.Node, scale_index: int) -> tuple[Buffer, float, int]:
-    y = ctxt[node.outputs[0].name]
-    scale = _constant(ctxt, node.inputs[scale_index].name, "the output scale")
-    zero = _constant(ctxt, node.inputs[scale_index + 1].name, "the output zero point") if is_present(node, scale_index + 1) \
-        else np.zeros(1, np.int64)
-    if scale.size != 1 or zero.size != 1:
-        raise NodeMismatch("shape", "the output must be quantised per tensor")
-    return y, float(scale[0]), int(zero[0])
-
-
-def _per_tensor(values: np.ndarray, what: str) -> int:
-    if values.size != 1:
-        raise NodeMismatch("shape", f"{what} must be per tensor")
-    return int(values[0])
 
 
 def _zero_table(name: str, zeros: np.ndarray) -> str:
@@ -483,13 +459,9 @@ class QLinearBinaryParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         _without_requantization(node)
-        a, a_scale, a_zero = _operand(ctxt, node, 0)
-        b, b_scale, b_zero = _operand(ctxt, node, 3)
-        y, y_scale, y_zero = _output(ctxt, node, 6)
-        za, zb = _per_tensor(a_zero, "A's zero point"), _per_tensor(b_zero, "B's zero point")
-        if a_scale.size != 1 or b_scale.size != 1:
-            raise NodeMismatch("shape", "scales must be per tensor")
-        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
+        (a, a_scale, a_zero), (b, b_scale, b_zero), (y, y_scale, y_zero) = binary_operands(ctxt, node)
+        za, zb = binary_zero_points(a_zero, b_zero)
+        shape, strides = binary_layout(a, b, y)
         qa, qb = f"((int32_t){a.c_name}[o0] - {za})", f"((int32_t){b.c_name}[o1] - {zb})"
         if node.op == "QLinearMul":
             requant = clamp_requantiser(Requantiser.from_scales(np.array([a_scale[0] * b_scale[0] / y_scale]), y, y_zero),
@@ -515,11 +487,8 @@ class QLinearAveragePoolParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         _without_requantization(node)
         clamp_node = node
-        x, x_scale, x_zero = _operand(ctxt, node, 0)
-        y, y_scale, y_zero = _output(ctxt, node, 3)
-        if x_scale.size != 1:
-            raise NodeMismatch("shape", "the input scale must be per tensor")
-        zx = _per_tensor(x_zero, "the input zero point")
+        (x, x_scale, x_zero), (y, y_scale, y_zero) = unary_operands(ctxt, node)
+        zx = input_zero_point(x_zero)
         if node.op == "QLinearGlobalAveragePool":
             kernel = list(x.shape[2:])
             node = gs.Node("AveragePool", attrs={"kernel_shape": kernel}, inputs=node.inputs, outputs=node.outputs)

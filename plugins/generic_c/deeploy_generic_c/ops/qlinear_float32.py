@@ -40,11 +40,18 @@ from deeploy_core.plugin_api import (
     OperatorRepresentation,
     attribute,
 )
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
+from deeploy_generic_c.ops._common import single_binding
+from deeploy_generic_c.ops._qlinear_operands import (
+    binary_layout,
+    binary_operands,
+    binary_zero_points,
+    input_zero_point,
+    unary_operands,
+)
 from deeploy_generic_c.ops._window import Window, sliding_window
 from deeploy_generic_c.ops.exact_quantisation import DequantTable, ExactQuantiser
 from deeploy_generic_c.ops.integer import _loops
-from deeploy_generic_c.ops.qlinear import _any, _operand, _output, _per_tensor, output_range, requantization_mode
+from deeploy_generic_c.ops.qlinear import _any, output_range, requantization_mode
 
 FLOAT32 = "float32"
 TEMPLATE = NodeTemplate("${code}", headers=("stdint.h",))
@@ -69,16 +76,12 @@ class QLinearBinaryFloat32Parser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         exact_mode(node)
-        a, a_scale, a_zero = _operand(ctxt, node, 0)
-        b, b_scale, b_zero = _operand(ctxt, node, 3)
-        y, y_scale, y_zero = _output(ctxt, node, 6)
-        if a_scale.size != 1 or b_scale.size != 1:
-            raise NodeMismatch("shape", "scales must be per tensor")
-        table_a = DequantTable("dq_a", a, float(a_scale[0]), _per_tensor(a_zero, "A's zero point"))
-        table_b = DequantTable("dq_b", b, float(b_scale[0]), _per_tensor(b_zero, "B's zero point"))
+        (a, a_scale, a_zero), (b, b_scale, b_zero), (y, y_scale, y_zero) = binary_operands(ctxt, node)
+        za, zb = binary_zero_points(a_zero, b_zero)
+        table_a = DequantTable("dq_a", a, float(a_scale[0]), za)
+        table_b = DequantTable("dq_b", b, float(b_scale[0]), zb)
         quantiser = ExactQuantiser(y_scale, y, y_zero, *output_range(node, y))
-        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape),
-                                                      broadcast_strides(b.shape, y.shape)])
+        shape, strides = binary_layout(a, b, y)
         operation = "+" if node.op == "QLinearAdd" else "*"
         body = (f"{{ const float v = {table_a.at(f'{a.c_name}[o0]')} {operation} {table_b.at(f'{b.c_name}[o1]')}; "
                 f"{quantiser.store(f'{y.c_name}[y]', 'v')} }}")
@@ -111,13 +114,10 @@ class QLinearAveragePoolFloat32Parser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         exact_mode(node)
-        x, x_scale, x_zero = _operand(ctxt, node, 0)
-        y, y_scale, y_zero = _output(ctxt, node, 3)
-        if x_scale.size != 1:
-            raise NodeMismatch("shape", "the input scale must be per tensor")
+        (x, x_scale, x_zero), (y, y_scale, y_zero) = unary_operands(ctxt, node)
         if int(attribute(node, "channels_last", 0)):
             raise NodeMismatch("attribute", "channels_last=1 is not supported (NCHW only)")
-        table = DequantTable("dq_x", x, float(x_scale[0]), _per_tensor(x_zero, "the input zero point"))
+        table = DequantTable("dq_x", x, float(x_scale[0]), input_zero_point(x_zero))
         quantiser = ExactQuantiser(y_scale, y, y_zero, *output_range(node, y))
         rank = len(x.shape) - 2
         window_node = node

@@ -44,8 +44,9 @@ from deeploy_core.plugin_api import (
     attribute,
 )
 from deeploy_generic_c.ops._common import c_float, single_binding
+from deeploy_generic_c.ops._qlinear_operands import input_zero_point, unary_operands
 from deeploy_generic_c.ops.exact_quantisation import DequantTable, ExactQuantiser
-from deeploy_generic_c.ops.qlinear import _any, _operand, _output, _per_tensor, output_range
+from deeploy_generic_c.ops.qlinear import _any, output_range
 from deeploy_generic_c.ops.qlinear_float32 import exact_mode
 
 TEMPLATE = NodeTemplate("${code}", headers=("stdint.h", "string.h", "math.h"))
@@ -79,10 +80,7 @@ class QLinearSoftmaxFloat32Parser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         exact_mode(node)
-        x, x_scale, x_zero = _operand(ctxt, node, 0)
-        y, y_scale, y_zero = _output(ctxt, node, 3)
-        if x_scale.size != 1:
-            raise NodeMismatch("shape", "the input scale must be per tensor")
+        (x, x_scale, x_zero), (y, y_scale, y_zero) = unary_operands(ctxt, node)
         if tuple(x.shape) != tuple(y.shape):
             raise NodeMismatch("shape", f"output shape {list(y.shape)} differs from the input's {list(x.shape)}")
         rank = max(len(x.shape), 1)
@@ -95,7 +93,7 @@ class QLinearSoftmaxFloat32Parser(NodeParser):
             outer, length, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
         else:
             outer, length, inner = math.prod(shape[:axis]), math.prod(shape[axis:]), 1
-        table = DequantTable("dq_x", x, float(x_scale[0]), _per_tensor(x_zero, "the input zero point"))
+        table = DequantTable("dq_x", x, float(x_scale[0]), input_zero_point(x_zero))
         quantiser = ExactQuantiser(y_scale, y, y_zero, *output_range(node, y))
         element = table.at(f"{x.c_name}[base + k * {inner}]")
         code = f"""{{

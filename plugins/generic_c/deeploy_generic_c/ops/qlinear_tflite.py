@@ -45,10 +45,19 @@ from deeploy_core.plugin_api import (
     OperatorRepresentation,
     attribute,
 )
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast, single_binding
+from deeploy_generic_c.ops._common import single_binding
+from deeploy_generic_c.ops._qlinear_operands import (
+    _operand,
+    _output,
+    binary_layout,
+    binary_operands,
+    binary_zero_points,
+    input_zero_point,
+    unary_operands,
+)
 from deeploy_generic_c.ops._window import sliding_window
 from deeploy_generic_c.ops.integer import _loops
-from deeploy_generic_c.ops.qlinear import _any, _operand, _output, _per_tensor
+from deeploy_generic_c.ops.qlinear import _any
 from deeploy_generic_c.ops.tflite_arithmetic import (
     TfliteParameterError,
     add_parameters,
@@ -111,16 +120,11 @@ class TfliteBinaryParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         _require_tflite(node)
-        a, a_scale, a_zero = _operand(ctxt, node, 0)
-        b, b_scale, b_zero = _operand(ctxt, node, 3)
-        y, y_scale, y_zero = _output(ctxt, node, 6)
+        (a, a_scale, a_zero), (b, b_scale, b_zero), (y, y_scale, y_zero) = binary_operands(ctxt, node)
         _eight_bit(a, b, y)
-        if a_scale.size != 1 or b_scale.size != 1:
-            raise NodeMismatch("shape", "scales must be per tensor")
-        za, zb = _per_tensor(a_zero, "A's zero point"), _per_tensor(b_zero, "B's zero point")
+        za, zb = binary_zero_points(a_zero, b_zero)
         low, high = _clamp(node, y)
-        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape),
-                                                      broadcast_strides(b.shape, y.shape)])
+        shape, strides = binary_layout(a, b, y)
         qa, qb = f"((int32_t){a.c_name}[o0] - {za})", f"((int32_t){b.c_name}[o1] - {zb})"
         if node.op == "QLinearMul":
             multiplier, shift = _parameters(mul_parameters, a_scale[0], b_scale[0], y_scale)
@@ -157,7 +161,7 @@ class TfliteAveragePoolParser(NodeParser):
         _eight_bit(x, y)
         if int(attribute(node, "channels_last", 0)):
             raise NodeMismatch("attribute", "channels_last=1 is not supported (the kernel reads NCHW)")
-        zx = _per_tensor(x_zero, "the input zero point")
+        zx = input_zero_point(x_zero)
         if x_scale.size != 1 or np.float32(x_scale[0]) != np.float32(y_scale) or zx != y_zero:
             raise NodeMismatch("attribute", f"TFLite's average pool keeps its input's quantisation (scale "
                                             f"{float(x_scale[0])}, zero point {zx}) but the output has {y_scale}, "
@@ -215,7 +219,7 @@ class TfliteMeanParser(NodeParser):
         _eight_bit(x, y)
         if x_scale.size != 1 or len(x.shape) < 3:
             raise NodeMismatch("shape", "the input scale must be per tensor and the input at least 3-D")
-        zx = _per_tensor(x_zero, "the input zero point")
+        zx = input_zero_point(x_zero)
         low, high = _clamp(node, y)
         channels_last = bool(int(attribute(node, "channels_last", 0)))
         batch = x.shape[0]
@@ -257,12 +261,9 @@ class TfliteSoftmaxParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         _require_tflite(node)
-        x, x_scale, _ = _operand(ctxt, node, 0)
-        y, y_scale, y_zero = _output(ctxt, node, 3)
+        (x, x_scale, _), (y, y_scale, y_zero) = unary_operands(ctxt, node)
         _eight_bit(x, y)
         type_min = int(np.iinfo(y.dtype.numpy).min)
-        if x_scale.size != 1:
-            raise NodeMismatch("shape", "the input scale must be per tensor")
         if np.float32(y_scale) != SOFTMAX_SCALE or y_zero != type_min:
             raise NodeMismatch("attribute", f"TFLite's softmax outputs scale 1/256 with zero point {type_min} for "
                                             f"{y.dtype}, not scale {y_scale} and zero point {y_zero}")
