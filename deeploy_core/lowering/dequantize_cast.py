@@ -32,6 +32,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
+from deeploy_core.lowering.graph_edits import constant_value
 from deeploy_core.passes import Modifies, Subgraph, SubgraphTransformation
 
 EXACT_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.uint16))
@@ -46,20 +47,9 @@ def _sole_consumer(graph: gs.Graph, node: gs.Node) -> gs.Node | None:
     return next(iter(consumers.values())) if len(consumers) == 1 else None
 
 
-def _constant_values(tensor: gs.Tensor) -> np.ndarray | None:
-    """An initializer's values, or a ``Constant`` node's (the pass runs before constant folding)."""
-    if isinstance(tensor, gs.Constant):
-        return np.asarray(tensor.values)
-    if len(tensor.inputs) == 1 and tensor.inputs[0].op == "Constant":
-        value = tensor.inputs[0].attrs.get("value")
-        if isinstance(value, gs.Constant):
-            return np.asarray(value.values)
-    return None
-
-
 def _scalar(tensor: gs.Tensor, rank: int) -> float | None:
     """The value of a one-element float32 constant of at most ``rank`` dimensions, or None."""
-    values = _constant_values(tensor)
+    values = constant_value(tensor)  # a Constant node's too: the pass runs before constant folding
     if values is None:
         return None
     if values.dtype != np.float32 or values.size != 1 or values.ndim > rank:
