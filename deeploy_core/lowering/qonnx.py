@@ -106,6 +106,33 @@ def _integral(values: np.ndarray) -> bool:
     return bool(np.all(np.isfinite(values)) and np.all(np.asarray(values) == np.round(values)))
 
 
+def _activation_layout(node: gs.Node, data: gs.Tensor, scale: np.ndarray, zero: np.ndarray, low: int, high: int,
+                       reason: str, fix: str) -> tuple[tuple[int, ...], list[int] | None, int | None, type]:
+    """(shape, declared shape, axis or None, int8/uint8 storage) of an activation quantised by ``scale``/``zero``.
+
+    ``QuantizeLinear``/``DequantizeLinear`` express one scale per tensor or per axis, and the integer kernels take
+    8 bits: anything else is refused with ``reason`` and ``fix``.
+    """
+    shape = tuple(data.shape or ())
+    declared = None if data.shape is None else list(shape)
+    representable, axis = quantisation_axis([np.shape(scale), np.shape(zero)], shape)
+    storage = _storage(min(low, float(zero.min())), max(high, float(zero.max())))
+    if storage is None or not representable or storage not in (np.int8, np.uint8):
+        raise _refuse(node, reason, fix)
+    return shape, declared, axis, storage
+
+
+def _along_layout(scale: np.ndarray, zero: np.ndarray, shape: tuple[int, ...], axis: int | None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Scale (float32) and zero point as ``DequantizeLinear`` takes them: scalars, or vectors along ``axis``."""
+    scale_values = along_axis(np.asarray(scale, np.float32), len(shape), axis)
+    zero_values = along_axis(zero, len(shape), axis)
+    if axis is not None:
+        scale_values = broadcast_along(scale_values, shape[axis])
+        zero_values = broadcast_along(zero_values, shape[axis])
+    return scale_values, zero_values
+
+
 class _Rewriter:
     """Rewrites the QONNX nodes of one graph (one instance per pass run)."""
 
@@ -199,18 +226,11 @@ class _Rewriter:
             self.asymmetric_activation(node, scale, zero, low, high)
             return
         data, output = node.inputs[0], node.outputs[0]
-        shape = tuple(data.shape or ())
-        declared = None if data.shape is None else list(shape)
-        representable, axis = quantisation_axis([np.shape(scale), np.shape(zero)], shape)
-        storage = _storage(min(low, float(zero.min())), max(high, float(zero.max())))
-        if not representable or storage not in (np.int8, np.uint8):
-            raise _refuse(node, "its scale and zero point vary along several axes or do not fit int8/uint8",
-                          "quantise activations per tensor or per channel with 8 bits or fewer")
-        scale_values = along_axis(np.asarray(scale, np.float32), len(shape), axis)
-        zero_values = along_axis(zero, len(shape), axis)
-        if axis is not None:
-            scale_values, zero_values = broadcast_along(scale_values, shape[axis]), broadcast_along(zero_values,
-                                                                                                    shape[axis])
+        shape, declared, axis, storage = _activation_layout(
+            node, data, scale, zero, low, high,
+            "its scale and zero point vary along several axes or do not fit int8/uint8",
+            "quantise activations per tensor or per channel with 8 bits or fewer")
+        scale_values, zero_values = _along_layout(scale, zero, shape, axis)
         attrs = {"axis": axis} if axis is not None else {}
         stem = node.name or output.name
         scale_c = new_constant(self.namer, f"{stem}_scale", scale_values.astype(np.float32))
@@ -219,15 +239,21 @@ class _Rewriter:
         quantised = gs.Variable(self.namer(f"{stem}_quantized"), dtype=storage, shape=declared)
         new_node(self.graph, self.namer, "QuantizeLinear", f"{stem}_quantize", [data, scale_c, zero_c], [quantised],
                  attrs)
-        info = np.iinfo(storage)
-        if (low, high) != (info.min, info.max):
-            clipped = gs.Variable(self.namer(f"{stem}_clipped"), dtype=storage, shape=declared)
-            new_node(self.graph, self.namer, "Clip", f"{stem}_clip",
-                     [quantised, new_constant(self.namer, f"{stem}_min", np.array(low, storage)),
-                      new_constant(self.namer, f"{stem}_max", np.array(high, storage))], [clipped])
-            quantised = clipped
+        quantised = self.clip(quantised, low, high, storage, declared, stem)
         new_node(self.graph, self.namer, "DequantizeLinear", f"{stem}_dequantize", [quantised, scale_c, zero_c],
                  [output], attrs)
+
+    def clip(self, quantised: gs.Variable, low: int, high: int, storage: type, declared: list[int] | None,
+             stem: str) -> gs.Variable:
+        """``quantised`` through ``Clip(low, high)`` when that is narrower than ``storage``'s range."""
+        info = np.iinfo(storage)
+        if (low, high) == (info.min, info.max):
+            return quantised
+        clipped = gs.Variable(self.namer(f"{stem}_clipped"), dtype=storage, shape=declared)
+        new_node(self.graph, self.namer, "Clip", f"{stem}_clip",
+                 [quantised, new_constant(self.namer, f"{stem}_min", np.array(low, storage)),
+                  new_constant(self.namer, f"{stem}_max", np.array(high, storage))], [clipped])
+        return clipped
 
     def asymmetric_activation(self, node: gs.Node, scale: np.ndarray, zero: np.ndarray, low: int, high: int) -> None:
         """``Div(scale) → Add(zero point) → QuantizeLinear(1) → [Clip] → DequantizeLinear(scale, zero pt.)``."""
@@ -411,29 +437,16 @@ class _Rewriter:
                                  output_zero: np.ndarray, low: int, high: int, stem: str,
                                  quantize_scale: np.float32 = np.float32(1.0)) -> None:
         """``QuantizeLinear(value, quantize_scale, 0) → [Clip] → DequantizeLinear(output_scale, output_zero)``."""
-        shape = tuple(value.shape or ())
-        declared = None if value.shape is None else list(shape)
-        representable, axis = quantisation_axis([np.shape(output_scale), np.shape(output_zero)], shape)
-        storage = _storage(min(low, float(output_zero.min())), max(high, float(output_zero.max())))
-        if not representable or storage not in (np.int8, np.uint8):
-            raise _refuse(node, "its output scale varies along several axes or its range does not fit int8/uint8",
-                          "truncate per tensor to 8 bits or fewer")
-        info = np.iinfo(storage)
+        shape, declared, axis, storage = _activation_layout(
+            node, value, output_scale, output_zero, low, high,
+            "its output scale varies along several axes or its range does not fit int8/uint8",
+            "truncate per tensor to 8 bits or fewer")
         quantised = gs.Variable(self.namer(f"{stem}_quantized"), dtype=storage, shape=declared)
         new_node(self.graph, self.namer, "QuantizeLinear", f"{stem}_quantize",
                  [value, new_constant(self.namer, f"{stem}_unit", np.array(quantize_scale, np.float32)),
                   new_constant(self.namer, f"{stem}_no_offset", np.array(0, storage))], [quantised])
-        if (low, high) != (info.min, info.max):
-            clipped = gs.Variable(self.namer(f"{stem}_clipped"), dtype=storage, shape=declared)
-            new_node(self.graph, self.namer, "Clip", f"{stem}_clip",
-                     [quantised, new_constant(self.namer, f"{stem}_min", np.array(low, storage)),
-                      new_constant(self.namer, f"{stem}_max", np.array(high, storage))], [clipped])
-            quantised = clipped
-        scale_values = along_axis(np.asarray(output_scale, np.float32), len(shape), axis)
-        zero_values = along_axis(output_zero, len(shape), axis)
-        if axis is not None:
-            scale_values = broadcast_along(scale_values, shape[axis])
-            zero_values = broadcast_along(zero_values, shape[axis])
+        quantised = self.clip(quantised, low, high, storage, declared, stem)
+        scale_values, zero_values = _along_layout(output_scale, output_zero, shape, axis)
         new_node(self.graph, self.namer, "DequantizeLinear", f"{stem}_dequantize",
                  [quantised, new_constant(self.namer, f"{stem}_output_scale", scale_values.astype(np.float32)),
                   new_constant(self.namer, f"{stem}_output_zero_point", zero_values.astype(storage))], [output],
