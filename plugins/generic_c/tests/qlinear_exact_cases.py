@@ -10,88 +10,35 @@ runs with graph optimisations off: exactly what exact mode must reproduce.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
+from plugins.generic_c.tests import fused_cases
+from plugins.generic_c.tests.fused_cases import Case
 
-ELEMENT = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
 FLOAT_OP = {"QLinearAdd": "Add", "QLinearMul": "Mul", "QLinearAveragePool": "AveragePool",
             "QLinearGlobalAveragePool": "GlobalAveragePool", "QLinearSoftmax": "Softmax"}
 
 
-@dataclass
-class Case:
-    """One fused node: operand shapes/scales/zero points, output quantisation, attributes, optional clamp."""
-
-    op: str
-    shapes: list[tuple[int, ...]]
-    scales: list[float]
-    zeros: list[int]
-    output_shape: tuple[int, ...]
-    output_scale: float
-    output_zero: int
-    dtype: np.dtype = field(default_factory=lambda: np.dtype(np.int8))
-    attrs: dict[str, object] = field(default_factory=dict)
-    clamp: tuple[int, int] | None = None
-    """(output_min, output_max) of the fused node; the unfused graph clips the float value at the bounds' values."""
-
-
-def _initializers(case: Case, index: int) -> list[onnx.TensorProto]:
-    tensors = []
-    for operand, (scale, zero) in enumerate(zip([*case.scales, case.output_scale], [*case.zeros, case.output_zero])):
-        tensors.append(numpy_helper.from_array(np.array(scale, np.float32), f"c{index}_s{operand}"))
-        tensors.append(numpy_helper.from_array(np.array(zero, case.dtype), f"c{index}_z{operand}"))
-    return tensors
-
-
-def _io(case: Case, index: int) -> tuple[list[onnx.ValueInfoProto], onnx.ValueInfoProto]:
-    element = ELEMENT[np.dtype(case.dtype)]
-    inputs = [helper.make_tensor_value_info(f"c{index}_x{operand}", element, list(shape))
-              for operand, shape in enumerate(case.shapes)]
-    return inputs, helper.make_tensor_value_info(f"c{index}_y", element, list(case.output_shape))
-
-
-def _model(nodes: list[onnx.NodeProto], inputs: list, outputs: list, initializers: list, name: str) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, name, inputs, outputs, initializers)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-
-
 def fused_model(cases: list[Case]) -> onnx.ModelProto:
-    nodes, inputs, outputs, initializers = [], [], [], []
-    for index, case in enumerate(cases):
-        case_inputs, output = _io(case, index)
-        inputs += case_inputs
-        outputs.append(output)
-        initializers += _initializers(case, index)
-        names = []
-        for operand in range(len(case.shapes)):
-            names += [f"c{index}_x{operand}", f"c{index}_s{operand}", f"c{index}_z{operand}"]
-        names += [f"c{index}_s{len(case.shapes)}", f"c{index}_z{len(case.shapes)}"]
-        attrs: dict[str, object] = {**case.attrs, "requantization": "float32"}
-        if case.op == "QLinearSoftmax":
-            attrs.setdefault("opset", 13)
-        if case.clamp is not None:
-            attrs["output_min"], attrs["output_max"] = case.clamp
-        nodes.append(helper.make_node(case.op, names, [f"c{index}_y"], name=f"case{index}", domain="com.microsoft",
-                                      **attrs))
-    return _model(nodes, inputs, outputs, initializers, "fused")
+    """Every case as one node with ``requantization="float32"`` (QLinearSoftmax: ``opset`` 13 unless set)."""
+    return fused_cases.fused_model(cases, "float32", "fused", {"QLinearSoftmax": {"opset": 13}})
 
 
 def unfused_model(cases: list[Case]) -> onnx.ModelProto:
     nodes, inputs, outputs, initializers = [], [], [], []
     for index, case in enumerate(cases):
-        case_inputs, output = _io(case, index)
+        case_inputs, output = fused_cases.graph_io(case, index)
         inputs += case_inputs
         outputs.append(output)
-        initializers += _initializers(case, index)
+        initializers += fused_cases.initializers(case, index)
         floats = []
         for operand in range(len(case.shapes)):
             nodes.append(helper.make_node("DequantizeLinear", [f"c{index}_x{operand}", f"c{index}_s{operand}",
@@ -109,7 +56,7 @@ def unfused_model(cases: list[Case]) -> onnx.ModelProto:
         out = len(case.shapes)
         nodes.append(helper.make_node("QuantizeLinear", [result, f"c{index}_s{out}", f"c{index}_z{out}"],
                                       [f"c{index}_y"]))
-    return _model(nodes, inputs, outputs, initializers, "unfused")
+    return fused_cases.model(nodes, inputs, outputs, initializers, "unfused")
 
 
 def random_inputs(cases: list[Case], rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -8,59 +8,22 @@ scales, zero points, shapes and clamps (generic-c, and pulp-cluster tiled).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
 from deeploy_generic_c.ops import tflite_arithmetic as tfl
-
-ELEMENT = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-
-
-@dataclass
-class Case:
-    """One fused node on its own graph inputs: operand shapes/scales/zero points, output quantisation, attributes."""
-
-    op: str
-    shapes: list[tuple[int, ...]]
-    scales: list[float]
-    zeros: list[int]
-    output_shape: tuple[int, ...]
-    output_scale: float
-    output_zero: int
-    dtype: np.dtype = field(default_factory=lambda: np.dtype(np.int8))
-    attrs: dict[str, object] = field(default_factory=dict)
-    clamp: tuple[int, int] | None = None
+from plugins.generic_c.tests import fused_cases
+from plugins.generic_c.tests.fused_cases import Case
 
 
 def fused_model(cases: list[Case]) -> onnx.ModelProto:
     """Every case as one com.microsoft node with ``requantization="tflite"`` on graph inputs and outputs."""
-    nodes, inputs, outputs, initializers = [], [], [], []
-    for index, case in enumerate(cases):
-        element = ELEMENT[np.dtype(case.dtype)]
-        names = []
-        quantisation = list(zip([*case.scales, case.output_scale], [*case.zeros, case.output_zero]))
-        for operand, (scale, zero) in enumerate(quantisation):
-            initializers.append(numpy_helper.from_array(np.array(scale, np.float32), f"c{index}_s{operand}"))
-            initializers.append(numpy_helper.from_array(np.array(zero, case.dtype), f"c{index}_z{operand}"))
-        for operand, shape in enumerate(case.shapes):
-            inputs.append(helper.make_tensor_value_info(f"c{index}_x{operand}", element, list(shape)))
-            names += [f"c{index}_x{operand}", f"c{index}_s{operand}", f"c{index}_z{operand}"]
-        names += [f"c{index}_s{len(case.shapes)}", f"c{index}_z{len(case.shapes)}"]
-        outputs.append(helper.make_tensor_value_info(f"c{index}_y", element, list(case.output_shape)))
-        attrs: dict[str, object] = {**case.attrs, "requantization": "tflite"}
-        if case.clamp is not None:
-            attrs["output_min"], attrs["output_max"] = case.clamp
-        nodes.append(helper.make_node(case.op, names, [f"c{index}_y"], name=f"case{index}", domain="com.microsoft",
-                                      **attrs))
-    graph = helper.make_graph(nodes, "tflite_cases", inputs, outputs, initializers)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    return fused_cases.fused_model(cases, "tflite", "tflite_cases")
 
 
 def _range(case: Case) -> tuple[int, int]:
