@@ -106,18 +106,25 @@ def exported_or_fail(kind: str, bits: int | None) -> Path:
         pytest.fail(f"Brevitas could not export {kind} with {bits}-bit weights: {type(error).__name__}: {error}")
 
 
+def compiled_distance(kind: str, path: Path, platform: str, host: PluginHost, tmp_path: Path, cache: Path
+                      ) -> tuple[list[str], float]:
+    """(float layers, worst distance in output steps) of the compiled network from the reference on INPUTS."""
+    inputs = example_inputs(INPUTS)
+    floats, actual = compile_and_run(path, platform, host, tmp_path, cache, inputs)
+    expected = reference(kind, path, inputs)
+    step = output_step(path)
+    worst = max(float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / step
+                for got, want in zip(actual, expected))
+    return floats, worst
+
+
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("bits", WEIGHT_BITS)
 @pytest.mark.parametrize("kind", EXPORTS)
 def test_brevitas_export_compiles_and_matches(kind: str, bits: int, platform: str, quant_host: PluginHost,
                                               quant_runtime_cache: Path, tmp_path: Path) -> None:
     path = exported_or_fail(kind, bits)
-    inputs = example_inputs(INPUTS)
-    floats, actual = compile_and_run(path, platform, quant_host, tmp_path, quant_runtime_cache, inputs)
-    expected = reference(kind, path, inputs)
-    step = output_step(path)
-    worst = max(float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / step
-                for got, want in zip(actual, expected))
+    floats, worst = compiled_distance(kind, path, platform, quant_host, tmp_path, quant_runtime_cache)
     assert worst == 0.0, f"{kind} w{bits} on {platform}: {worst} LSB off the reference"
     if kind == "qcdq_dynamo" and floats:
         pytest.xfail(f"{len(floats)} float layers ({', '.join(floats[:4])}, ...): {FLOAT_BIASES}")
@@ -130,12 +137,7 @@ def test_brevitas_residual_network_compiles_and_matches(kind: str, platform: str
                                                         quant_runtime_cache: Path, tmp_path: Path) -> None:
     """4-bit per-channel weights, 4-bit activations, QuantEltwiseAdd and TruncAvgPool2d (QONNX's Trunc)."""
     path = exported_or_fail(kind, None)
-    inputs = example_inputs(INPUTS)
-    floats, actual = compile_and_run(path, platform, quant_host, tmp_path, quant_runtime_cache, inputs)
-    expected = reference(kind, path, inputs)
-    step = output_step(path)
-    worst = max(float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / step
-                for got, want in zip(actual, expected))
+    floats, worst = compiled_distance(kind, path, platform, quant_host, tmp_path, quant_runtime_cache)
     assert worst == 0.0, f"residual {kind} on {platform}: {worst} LSB off the reference"
     assert not floats, f"residual {kind} on {platform}: float layers {floats}"
 
