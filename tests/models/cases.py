@@ -101,6 +101,9 @@ def _case(name: str, exporter: str, quantization: str | None, platform: str = "g
     # Without ONNX Runtime's fused kernels, exact mode dequantises every weight into pulp-cluster's arena, and tiling
     # that arena takes two minutes.
     slow = platform == "pulp-cluster" and quantization == "exact"
+    # Fixed-point cases are judged per layer (every quantised layer compiled, built and run alone): a minute each;
+    # the suite keeps SqueezeNet on generic-c, the others run with -m heavy_model.
+    slow = slow or (quantization == "fixed-point" and (name, platform) != ("squeezenet1_1", "generic-c"))
     return Case(BY_NAME[name], exporter, quantization, platform, _REFUSED.get((name, exporter)), l2, slow)
 
 

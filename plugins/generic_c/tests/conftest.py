@@ -1,4 +1,9 @@
-"""Shared fixtures of the generic C plugin's tests."""
+"""Shared fixtures of the generic C plugin's tests.
+
+Tests marked ``heavy_model`` (per-layer judgements that compile, build and run
+every layer of a network alone, for each variant beyond the first) run only
+when ``-m`` names that marker, as in tests/models.
+"""
 
 from __future__ import annotations
 
@@ -22,3 +27,12 @@ def generic_c_host() -> PluginHost:
 def runtime_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The compiled C runtime, built once per test session."""
     return tmp_path_factory.mktemp("runtime-cache")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "heavy_model" in (config.getoption("markexpr", "") or ""):
+        return
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents and item.get_closest_marker("heavy_model"):
+            item.add_marker(pytest.mark.skip(reason="compiles every layer alone: run with -m heavy_model"))

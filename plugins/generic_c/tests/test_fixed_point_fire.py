@@ -48,8 +48,10 @@ def concat_islands(model: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("activations", ACTIVATIONS)
-@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+@pytest.mark.parametrize("per_channel, activations", [
+    pytest.param(per_channel, activations, id=f"{'per-channel' if per_channel else 'per-tensor'}-{activations}",
+                 marks=[] if (per_channel, activations) == (False, "int8") else [pytest.mark.heavy_model])
+    for per_channel in (False, True) for activations in ACTIVATIONS])
 def test_fire_network_fixed_point_is_integer_and_every_layer_within_one_step_given_onnx_runtime_inputs(
     per_channel: bool, activations: str, tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path
 ) -> None:

@@ -75,8 +75,10 @@ def test_qdq_model_is_bit_exact_with_onnx_runtime_on_20_inputs(
         assert all(c.ok for c in comparisons), (seed, [(c.name, c.max_abs_error, c.mismatches) for c in comparisons])
 
 
-@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
-@pytest.mark.parametrize("name", sorted(CONFORMANCE_MODELS))
+@pytest.mark.parametrize("name, per_channel", [
+    pytest.param(name, per_channel, id=f"{name}-{'per-channel' if per_channel else 'per-tensor'}",
+                 marks=[] if name in ("residual_block", "depthwise_cnn") else [pytest.mark.heavy_model])
+    for name in sorted(CONFORMANCE_MODELS) for per_channel in (False, True)])
 def test_fixed_point_mode_is_integer_and_each_layer_within_one_step_of_onnx_runtime(
     name: str, per_channel: bool, tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path
 ) -> None:
