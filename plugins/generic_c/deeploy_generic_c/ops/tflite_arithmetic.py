@@ -25,9 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deeploy_core.lowering import tflite_requantize
-from deeploy_core.lowering.tflite_requantize import INT32_MAX, INT32_MIN
-
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 ADD_LEFT_SHIFT = 20
 """Bits of headroom Add gives both 8-bit operands before rescaling them to a common scale."""
 SOFTMAX_INPUT_INTEGER_BITS = 5
@@ -58,13 +56,19 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     The significand of ``frexp`` (in [0.5, 1)) is scaled to 31 bits and
     rounded half away from zero; when that rounds up to 2^31 the pair is
     renormalised.  A value below about 2^-32 flushes to ``(0, 0)`` (all bits
-    would be shifted out), which TFLite chose over shifts beyond 31.  The
-    derivation is the core's (its lookup tables use the same); this adds the
-    refusal TFLite's Prepare makes of a negative or non-finite multiplier.
+    would be shifted out), which TFLite chose over shifts beyond 31.
     """
     if not math.isfinite(real) or real < 0:
         raise TfliteParameterError(f"multiplier {real} must be finite and non-negative")
-    return tflite_requantize.quantize_multiplier(real)
+    if real == 0.0:
+        return 0, 0
+    significand, shift = math.frexp(real)
+    fixed = round_half_away(significand * 2.0**31)
+    if fixed == 2**31:
+        fixed, shift = fixed // 2, shift + 1
+    if shift < -31:
+        return 0, 0
+    return fixed, shift
 
 
 def quantize_multiplier_below_one(real: float) -> tuple[int, int]:
