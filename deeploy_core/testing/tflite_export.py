@@ -85,7 +85,9 @@ def cache_folder() -> Path:
     return folder
 
 
-def _version(names: tuple[str, ...]) -> str:
+def installed_version(*names: str) -> str:
+    """The installed version of the first distribution of ``names`` found ("absent" when none is): the part of a
+    cache key that changes when a converter is upgraded."""
     for name in names:
         try:
             return metadata.version(name)
@@ -100,7 +102,7 @@ def cache_key() -> str:
     for source in _SOURCES:
         digest.update(source.read_bytes())
     for names in _LIBRARIES:
-        digest.update(f"{names[0]}={_version(names)}\n".encode())
+        digest.update(f"{names[0]}={installed_version(*names)}\n".encode())
     return digest.hexdigest()[:16]
 
 

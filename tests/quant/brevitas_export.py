@@ -21,10 +21,11 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+
+from deeploy_core.testing.tflite_export import installed_version
 
 EXPORTS = ("qcdq_torchscript", "qcdq_dynamo", "qonnx_torchscript", "qonnx_dynamo")
 """Exporter (QCDQ: ``export_onnx_qcdq``, QONNX: ``export_qonnx``) and torch exporter (``dynamo=False/True``)."""
@@ -48,11 +49,7 @@ def cache_key() -> str:
     """A short hash of this file and the library versions that shape the exported graphs."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
     for library in _LIBRARIES:
-        try:
-            version = metadata.version(library)
-        except metadata.PackageNotFoundError:
-            version = "absent"
-        digest.update(f"{library}={version}\n".encode())
+        digest.update(f"{library}={installed_version(library)}\n".encode())
     return digest.hexdigest()[:16]
 
 

@@ -21,10 +21,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+
+from deeploy_core.testing.tflite_export import cache_folder, installed_version
 
 SEED = 3
 CALIBRATION_SAMPLES = 64
@@ -39,29 +40,19 @@ _ENVIRONMENT = {"TF_CPP_MIN_LOG_LEVEL": "3", "OMP_NUM_THREADS": "1", "TF_NUM_INT
                 "TF_NUM_INTEROP_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
 
 
-def _version(*names: str) -> str:
-    for name in names:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return "absent"
-
-
 def cache_key() -> str:
     digest = hashlib.sha256(Path(__file__).read_bytes())
     for names in (("tensorflow-cpu", "tensorflow"), ("keras",), ("tf2onnx",), ("onnx",)):
-        digest.update(f"{names[0]}={_version(*names)}\n".encode())
+        digest.update(f"{names[0]}={installed_version(*names)}\n".encode())
     return digest.hexdigest()[:16]
 
 
 def converted() -> Path:
     """The folder holding ``NAME.tflite`` and ``NAME.onnx`` for every model (converted now if not cached)."""
-    root = Path(os.environ.get("DEEPLOY_CORE_QUANT_CACHE") or Path.home() / ".cache" / "deeploy-core" / "quant")
+    root = cache_folder()
     target = root / f"tflite-layers-{cache_key()}"
     if target.is_dir():
         return target
-    root.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".tflite-layers-", dir=root))
     try:
         result = subprocess.run([sys.executable, __file__, str(scratch)], capture_output=True, text=True,
