@@ -218,3 +218,6 @@ def test_requantisation_text_reads_every_arithmetic_of_the_fused_quantised_kerne
     exact_add = {"arithmetic": "float32", "input_scales": [0.05, 0.03], "output_scale": 0.07, "zero_point": 1,
                  "range": [-128, 127]}
     assert requantisation_text(exact_add) == "float32 s=0.07 z=1 [-128, 127]"
+    float_bias_conv = {"arithmetic": "float32", "bias": "float32", "accumulator_scale": [1e-4, 2e-4],
+                       "output_scale": 0.02, "zero_point": -3, "range": [-3, 127]}
+    assert requantisation_text(float_bias_conv) == "float32 float-bias s=0.02 z=-3 [-3, 127]"

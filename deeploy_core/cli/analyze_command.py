@@ -110,6 +110,8 @@ def requantisation_text(requant: dict | None) -> str:
         scale_text = f"{len(scale)} scales" if isinstance(scale, list) else f"s={scale:.4g}"
         zero_text = "" if isinstance(requant.get("zero_point"), list) else f" z={requant.get('zero_point', 0)}"
         prefix = "float32" if arithmetic == "float32" else "q"
+        if requant.get("bias") == "float32":  # exact mode's kernel for an unquantised (float) bias
+            prefix += " float-bias"
         return f"{prefix} {scale_text}{zero_text} {limits}"
     shift = requant["shift"]
     shift_text = f"{min(shift)}..{max(shift)}" if isinstance(shift, list) else str(shift)

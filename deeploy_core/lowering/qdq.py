@@ -21,7 +21,8 @@ each island it recognises into one operator on the integer tensors:
 
 The ``requantization`` attribute says whose arithmetic the kernels reproduce:
 ``"float32"`` in exact mode (ONNX Runtime's: fused Conv/MatMul/Gemm requantise
-the int32 accumulator in float32 like its QLinear kernels, the other ops
+the int32 accumulator in float32 like its QLinear kernels — or, with a float
+bias ONNX Runtime leaves unfused, dequantise it and add the bias in float32 —, the other ops
 compute what its unfused float DequantizeLinear → op → QuantizeLinear
 computes) and ``"tflite"`` in fixed-point mode (TFLite's reference int8
 kernels, integer only).  Where TFLite's kernel does not exist for an island's
@@ -130,7 +131,7 @@ class QDQToInteger(SubgraphTransformation):
             return False
         if node.op == "AveragePool" and not self._pool_applies(island):
             return False
-        return _compute_applies(node, dequantized, float_bias=self.requantization == "tflite")
+        return _compute_applies(node, dequantized, float_bias=self.requantization in ("tflite", "float32"))
 
     def _pool_applies(self, island: Island) -> bool:
         """No ``ceil_mode``; padding left out of the count (TFLite's SAME) only where the kernels divide by the
@@ -179,17 +180,31 @@ class QDQToInteger(SubgraphTransformation):
             assert dq is not None, "can_be_applied checked the operands"
             inputs.extend(_operand_tensors(dq))
         if op == "QGemm":  # QGemm's C comes before y_scale: an absent bias still takes its (empty) slot
-            inputs.append(_gemm_bias(node, island, dequantized))
+            inputs.append(self._bias(node, island, dequantized))
         inputs.extend(_operand_tensors(quantize)[1:])
         if node.op == "Conv" and len(node.inputs) > 2 and node.inputs[2].name:
-            bias_dq = dequantized[2]
-            inputs.append(_bias_values(bias_dq) if bias_dq is not None else _quantised_bias(node, dequantized))
+            inputs.append(self._bias(node, island, dequantized))
         attrs = self._attributes(island)
         fused = gs.Node(op, name=f"{node.name}_integer", attrs=attrs, inputs=inputs, outputs=[island.output])
         fused.domain = domain or None
         for member in island.nodes:
             member.outputs.clear()
         graph.nodes.append(fused)
+
+    def _bias(self, node: gs.Node, island: Island, dequantized: list[gs.Node | None]) -> gs.Tensor:
+        """The fused node's bias: the int32 behind a DequantizeLinear, else the exported float bias, quantised in
+        fixed-point mode (:func:`_quantised_bias`) and kept float32 in exact mode, whose kernels add it in float as
+        ONNX Runtime does; QGemm's empty slot when there is none."""
+        if island.bias_add is not None:
+            return _bias_values(island.bias_dequantize)
+        if len(node.inputs) <= 2 or not node.inputs[2].name:
+            return gs.Variable.empty()
+        if dequantized[2] is not None:
+            return _bias_values(dequantized[2])
+        if self.requantization == "tflite":
+            return _quantised_bias(node, dequantized)
+        values = np.asarray(node.inputs[2].values, np.float32)
+        return gs.Constant(f"{node.name}_bias_float32", values)
 
     def _attributes(self, island: Island) -> dict[str, Any]:
         """The op's own attributes, the arithmetic, and the clamp of a fused activation or QCDQ Clip."""
@@ -257,7 +272,8 @@ def _integer_clip(clip: gs.Node) -> bool:
 def _compute_applies(node: gs.Node, dequantized: list[gs.Node | None], float_bias: bool = False) -> bool:
     """The operands' quantisation and the op's attributes are what the integer kernels implement.
 
-    ``float_bias``: a float constant bias may be quantised to int32 (fixed-point mode, see :func:`_quantised_bias`).
+    ``float_bias``: a float constant bias (an exporter that does not quantise biases) is accepted: fixed-point
+    mode quantises it to int32 (:func:`_quantised_bias`), exact mode's kernels add it in float32.
     """
     arity = 1 if node.op in UNARY else 2
     operands = [dq for dq in dequantized[:arity] if dq is not None]
@@ -309,7 +325,8 @@ def _quantised_bias(node: gs.Node, dequantized: list[gs.Node | None]) -> gs.Cons
     leave them float.  TFLite's converter quantises a bias exactly this way
     (scale ``s_x · s_w`` in float32), so fixed-point mode, whose promise is
     integer-only arithmetic rather than ONNX Runtime's float bias, does too.
-    Exact mode keeps such layers in float, as ONNX Runtime runs them.
+    Exact mode keeps the bias float32: its kernels add it to the dequantised
+    int32 accumulator in float, as ONNX Runtime's unfused layer adds it.
     """
     found = [parameters(dq) for dq in dequantized[:2] if dq is not None]
     assert len(found) == 2 and all(f is not None for f in found), "can_be_applied checked the operands"
@@ -321,15 +338,6 @@ def _quantised_bias(node: gs.Node, dequantized: list[gs.Node | None]) -> gs.Cons
     rounded = np.sign(ratio) * np.floor(np.abs(ratio) + 0.5)
     values = np.clip(rounded, -(2**31), 2**31 - 1).astype(np.int32)
     return gs.Constant(f"{node.name}_bias_int32", values)
-
-
-def _gemm_bias(node: gs.Node, island: Island, dequantized: list[gs.Node | None]) -> gs.Tensor:
-    """QGemm's C: a Gemm's own bias, the Add's bias of tf2onnx's Dense, or the empty slot."""
-    if island.bias_add is not None:
-        return _bias_values(island.bias_dequantize)
-    if len(node.inputs) > 2 and node.inputs[2].name:
-        return _bias_values(dequantized[2]) if dequantized[2] is not None else _quantised_bias(node, dequantized)
-    return gs.Variable.empty()
 
 
 def _matrices_with_shared_batch(node: gs.Node) -> bool:

@@ -10,10 +10,10 @@ biases.  Each is compiled for generic-c and pulp-cluster with the defaults,
 built and run on 20 inputs.  QCDQ files are held to ONNX Runtime (validate's
 reference), QONNX files to qonnx's own executor after qonnx's cleanup: the
 output is quantised, so "exactly" means 0 LSB.  Every layer must be integer
-(the DequantizeLinear that makes the float graph output excepted) — but in
-the QCDQ dynamo export, whose biases Brevitas leaves float (an expected
-failure until a bias can be quantised without leaving ONNX Runtime's
-arithmetic).  Without the ``quant`` extra (torch, brevitas, qonnx) the tests
+(the DequantizeLinear that makes the float graph output excepted), also in
+the QCDQ dynamo export, whose biases Brevitas leaves float: exact mode's
+kernels add them to the int32 sum in float32, as ONNX Runtime adds them to
+its float sum (:mod:`deeploy_generic_c.ops.float_bias`).  Without the ``quant`` extra (torch, brevitas, qonnx) the tests
 skip, saying which package is missing.
 """
 
@@ -37,12 +37,6 @@ pytestmark = [pytest.mark.quant, needs("torch", "brevitas", "qonnx", "onnxoptimi
 
 PLATFORMS = ("generic-c", "pulp-cluster")
 INPUTS = 20
-
-FLOAT_BIASES = (
-    "Brevitas 0.13's dynamo QCDQ export refuses quantised biases, so its Conv/Gemm keep float biases and run in float "
-    "as ONNX Runtime runs them (quantising the biases would leave ONNX Runtime's arithmetic)"
-)
-
 
 def qonnx_reference(path: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """qonnx's executor on the model after qonnx's cleanup (shapes, constant folding), as FINN users run it."""
@@ -126,8 +120,6 @@ def test_brevitas_export_compiles_and_matches(kind: str, bits: int, platform: st
     path = exported_or_fail(kind, bits)
     floats, worst = compiled_distance(kind, path, platform, quant_host, tmp_path, quant_runtime_cache)
     assert worst == 0.0, f"{kind} w{bits} on {platform}: {worst} LSB off the reference"
-    if kind == "qcdq_dynamo" and floats:
-        pytest.xfail(f"{len(floats)} float layers ({', '.join(floats[:4])}, ...): {FLOAT_BIASES}")
     assert not floats, f"{kind} w{bits} on {platform}: float layers {floats}"
 
 

@@ -72,6 +72,7 @@ from deeploy_generic_c.ops._qlinear_operands import (
 from deeploy_generic_c.ops._window import convolution_window, sliding_window
 from deeploy_generic_c.ops.float32_rounding import HEADER as ROUNDING_HEADER
 from deeploy_generic_c.ops.float32_rounding import Float32RoundingRequantiser
+from deeploy_generic_c.ops.float_bias import FloatBiasRequantiser, float_bias
 from deeploy_generic_c.ops.integer import INLINE, _loops
 
 try:  # engineer B's TFLite requantiser (fixed-point mode); without it, "tflite" nodes find no Conv/MatMul/Gemm kernel
@@ -236,14 +237,24 @@ class _Requantising(NodeParser):
         self.requantization = requantization
 
     def _requantiser(self, node: gs.Node, x_scale: np.ndarray, w_scale: np.ndarray, y_scale: float, output: Buffer,
-                     zero: int) -> Any:
-        """One scale per weight scale (per tensor or per output channel), clamped to the node's output range."""
+                     zero: int, bias: Buffer | None = None, channels: int = 1) -> Any:
+        """One scale per weight scale (per tensor or per output channel), clamped to the node's output range.
+
+        A float ``bias`` (over ``channels`` outputs) is exact mode's only: it is added in float32
+        (:mod:`~deeploy_generic_c.ops.float_bias`); the integer arithmetics take an int32 bias.
+        """
         mode = requantization_mode(node) or "fixed-point"
         if mode != self.requantization:
             raise NodeMismatch("attribute",
                                f"requantization={mode!r}; this kernel requantises in {self.requantization}")
         scales = w_scale if w_scale.size > 1 else w_scale[:1]
         parts = (float(x_scale[0]), scales, y_scale, scales.size, output, zero)
+        if float_bias(bias):
+            if mode != "float32":
+                raise NodeMismatch("dtype", f"the bias is {bias.dtype}; a float bias is added in exact mode's "
+                                            f"float32 requantisation only, {mode} takes an int32 bias")
+            return clamp_requantiser(FloatBiasRequantiser(float(x_scale[0]), scales, y_scale, bias, channels,
+                                                          output, zero), node)
         if mode == "float32":
             return clamp_requantiser(FloatRequantiser.from_parts(*parts), node)
         if mode == "tflite":
@@ -275,9 +286,10 @@ class QLinearConvParser(_Requantising):
         cg, mg = win.c // group, win.m // group
         if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
             raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
-        requant = self._requantiser(node, x_scale, w_scale, y_scale, y, y_zero)
+        bias_buffer = ctxt[node.inputs[8].name] if is_present(node, 8) else None
+        requant = self._requantiser(node, x_scale, w_scale, y_scale, y, y_zero, bias_buffer, win.m)
         zx = _per_tensor(x_zero, "the input zero point")
-        bias = f"(int32_t){ctxt[node.inputs[8].name].c_name}[mo]" if is_present(node, 8) else "0"
+        bias = "0" if bias_buffer is None or float_bias(bias_buffer) else f"(int32_t){bias_buffer.c_name}[mo]"
 
         def store(ox: str) -> str:
             return requant.store(f"{y.c_name}[((b * {win.m} + mo) * {win.oh} + oy) * {win.ow} + {ox}]", "acc", "mo")
@@ -336,7 +348,7 @@ class _MatMulLike(_Requantising):
     """``y[b, i, j] = requant(bias[j] + Σ_k (a[b, i, k] - za) (B[b, k, j] - zb[j]))``."""
 
     def _emit(self, node: gs.Node, ctxt: NetworkContext, trans_b: bool, bias: str | None, y_scale_index: int,
-              ) -> OperatorRepresentation:
+              float_bias_buffer: Buffer | None = None) -> OperatorRepresentation:
         a, a_scale, a_zero = _operand(ctxt, node, 0)
         b, b_scale, b_zero = _operand(ctxt, node, 3)
         y, y_scale, y_zero = _output(ctxt, node, y_scale_index)
@@ -351,7 +363,7 @@ class _MatMulLike(_Requantising):
             raise NodeMismatch("shape", "batch dimensions must match or B must be 2-D")
         if b_scale.size not in (1, n) or b_zero.size not in (1, n):
             raise NodeMismatch("shape", f"B's scales/zero points must be per tensor or per column ({n})")
-        requant = self._requantiser(node, a_scale, b_scale, y_scale, y, y_zero)
+        requant = self._requantiser(node, a_scale, b_scale, y_scale, y, y_zero, float_bias_buffer, n)
         za = _per_tensor(a_zero, "A's zero point")
         b_index = "j * {k} + kk".format(k=k) if trans_b else f"kk * {n} + j"
         a_offset = f"bt * {m * k} + " if a_batched else ""
@@ -435,13 +447,17 @@ class QGemmParser(_MatMulLike):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         if int(attribute(node, "transA", 0)) or float(attribute(node, "alpha", 1.0)) != 1.0:
             raise NodeMismatch("attribute", "transA=1 or alpha≠1 is not supported")
-        bias = None
+        bias, float_bias_buffer = None, None
         if is_present(node, 6):
             c = ctxt[node.inputs[6].name]
-            if c.dtype.is_float or c.numel not in (1, node.outputs[0].shape[-1]):
-                raise NodeMismatch("shape", "the bias must be an int32 vector over the output columns")
-            bias = f"(int32_t){c.c_name}[{'j' if c.numel > 1 else '0'}]"
-        return self._emit(node, ctxt, trans_b=bool(int(attribute(node, "transB", 0))), bias=bias, y_scale_index=7)
+            if c.numel not in (1, node.outputs[0].shape[-1]):
+                raise NodeMismatch("shape", "the bias must be a vector over the output columns")
+            if float_bias(c):
+                float_bias_buffer = c
+            else:
+                bias = f"(int32_t){c.c_name}[{'j' if c.numel > 1 else '0'}]"
+        return self._emit(node, ctxt, trans_b=bool(int(attribute(node, "transB", 0))), bias=bias, y_scale_index=7,
+                          float_bias_buffer=float_bias_buffer)
 
 
 def _without_requantization(node: gs.Node) -> None:
