@@ -3,9 +3,12 @@
 ``onnx.backend.test.case.node.collect_testcases`` ships, for every operator,
 small models with inputs and expected outputs computed by ONNX's reference.
 Deployed networks take operator parameters (axes, pads, clip bounds, …) as
-constants, while these cases feed them as graph inputs; so every input that is
-not a floating-point tensor of rank ≥ 1 is turned into an initializer holding
-the case's value.
+constants, while these cases feed them as graph inputs; so only the data
+inputs stay run-time inputs — the first input, and every later one that is a
+tensor of rank ≥ 1 of a floating-point type or of the first input's type
+(``And(a, b)``, ``Equal(a, b)``, ``Add`` of two int32 tensors) — and the
+others (indices, axes, shapes, bounds) become initializers holding the case's
+value.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ class NodeCase:
 
 
 @lru_cache(maxsize=1)
-def _all_cases() -> tuple[TestCase, ...]:
+def all_node_test_cases() -> tuple[TestCase, ...]:
+    """Every node test case of the installed onnx (collected once per process: it takes seconds)."""
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings():
@@ -56,12 +60,20 @@ def _as_tensor_proto(value: object) -> onnx.TensorProto | None:
     return None
 
 
+def _runtime_input(index: int, array: np.ndarray, first: np.dtype | None) -> bool:
+    """Whether input ``index`` stays a run-time input (see the module doc); ``first`` is input 0's type."""
+    if index == 0:
+        return array.ndim >= 1 or array.dtype.kind == "f"
+    return array.ndim >= 1 and (array.dtype.kind == "f" or array.dtype == first)
+
+
 def _freeze_parameters(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     frozen = onnx.ModelProto()
     frozen.CopyFrom(model)
     runtime: dict[str, np.ndarray] = {}
     kept = []
-    for value, array in zip(model.graph.input, inputs):
+    first: np.dtype | None = None
+    for index, (value, array) in enumerate(zip(model.graph.input, inputs)):
         proto = _as_tensor_proto(array)
         if proto is not None:
             # float8 / int4 / … data sets come as TensorProto: numpy cannot hold them.
@@ -69,7 +81,9 @@ def _freeze_parameters(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tupl
             frozen.graph.initializer.append(proto)
             continue
         array = np.asarray(array)
-        if array.dtype.kind == "f" and array.ndim >= 1:
+        if index == 0:
+            first = array.dtype
+        if _runtime_input(index, array, first):
             runtime[value.name] = array
             kept.append(value)
         else:
@@ -79,10 +93,16 @@ def _freeze_parameters(model: onnx.ModelProto, inputs: list[np.ndarray]) -> tupl
     return frozen, runtime
 
 
-def float32_node_cases(op_types: set[str]) -> list[NodeCase]:
-    """Single-node cases of ``op_types`` whose runtime tensors are all float32, in name order."""
+CARRIED_TYPES = frozenset(np.dtype(name) for name in (
+    "float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"))
+"""The element types generated C carries (:mod:`deeploy_core.ir.dtypes`); cases with others (float16, strings) are
+left out."""
+
+
+def node_cases(op_types: set[str], types: frozenset[np.dtype] = CARRIED_TYPES) -> list[NodeCase]:
+    """Single-node cases of ``op_types`` whose run-time tensors and outputs all have one of ``types``, by name."""
     cases = []
-    for case in _all_cases():
+    for case in all_node_test_cases():
         model = case.model
         if model is None or len(model.graph.node) != 1 or model.graph.node[0].op_type not in op_types:
             continue
@@ -90,9 +110,11 @@ def float32_node_cases(op_types: set[str]) -> list[NodeCase]:
             continue
         data_sets = case.data_sets or ()
         for index, (inputs, outputs) in enumerate(data_sets):
+            if any(_as_tensor_proto(a) is not None or np.asarray(a).dtype == object for a in outputs):
+                continue
             frozen, runtime = _freeze_parameters(model, list(inputs))
             arrays = [np.asarray(a) for a in outputs]
-            if any(a.dtype != np.float32 for a in [*runtime.values(), *arrays]) or not runtime:
+            if any(a.dtype not in types for a in [*runtime.values(), *arrays]) or not runtime:
                 continue
             suffix = f"#{index}" if len(data_sets) > 1 else ""
             cases.append(
@@ -100,3 +122,8 @@ def float32_node_cases(op_types: set[str]) -> list[NodeCase]:
                          float(case.rtol), float(case.atol))
             )
     return sorted(cases, key=lambda c: c.name)
+
+
+def float32_node_cases(op_types: set[str]) -> list[NodeCase]:
+    """Single-node cases of ``op_types`` whose run-time tensors and outputs are all float32, by name."""
+    return node_cases(op_types, frozenset({np.dtype(np.float32)}))

@@ -70,13 +70,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     from deeploy_core.supported_ops import supported_operators
     from deeploy_core.testing.conformance.platform import PlatformConformance
-    from deeploy_core.testing.node_cases import float32_node_cases
+    from deeploy_core.testing.node_cases import node_cases
 
     if not issubclass(metafunc.cls, PlatformConformance):
         return
     host = metafunc.cls.make_host()
     ops = {row["op"] for row in supported_operators(host, metafunc.cls.platform)}
-    cases = float32_node_cases(ops)
+    cases = node_cases(ops)
     metafunc.parametrize("node_case", cases, ids=[case.name for case in cases])
 
 

@@ -29,7 +29,7 @@ class PlatformConformance:
     """Subclass with ``plugin``, ``plugin_name`` and ``platform`` (the platform's registered name).
 
     ``node_case`` is parametrised by deeploy_core's pytest plugin with every
-    float32 ONNX node test case of an op the platform claims.
+    ONNX node test case of an op the platform claims (every element type C carries).
     """
 
     plugin: ClassVar[Any] = None

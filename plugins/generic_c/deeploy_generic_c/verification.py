@@ -20,7 +20,15 @@ def _peer(tests: str) -> OpVerification:
 
 def _node_tests() -> OpVerification:
     return OpVerification("onnx-node-tests", "the ONNX backend node tests of the op that the platform accepts pass "
-                                             "(float32 cases; the conformance suite of both platforms)")
+                                             "(every element type C carries; the conformance suite of both platforms)")
+
+
+def _node_tested_by_modules() -> list[str]:
+    """Ops whose op module declares ``NODE_TESTED``: checked by ONNX's node tests only (new families add their ops
+    there, next to their kernels, instead of to the list below)."""
+    from deeploy_generic_c.ops import _family_modules
+
+    return [op for module in _family_modules() for op in getattr(module, "NODE_TESTED", ())]
 
 
 def _onnxruntime(how: str) -> OpVerification:
@@ -92,6 +100,7 @@ _PEER_AND_NODE_TESTS: dict[str, str] = {
 
 VERIFICATION: dict[str, tuple[OpVerification, ...]] = {
     **{op: (_node_tests(),) for op in _NODE_TESTS_ONLY},
+    **{op: (_node_tests(),) for op in _node_tested_by_modules()},
     **{op: (_peer(tests), _node_tests()) for op, tests in _PEER_AND_NODE_TESTS.items()},
     # Deeploy's integer dialect with peer data in ../shared
     "RequantShift": (_peer("Kernels/Integer/Conv/*_RQ, Kernels/Integer/MatMul/Regular_RQ, miniMobileNet, "
