@@ -9,7 +9,7 @@ Prints passed / total per platform and the failures grouped by reason, each
 group with the ops it stopped at most often.
 
     python bench/onnx_node_tests.py [--platforms generic-c,pulp-cluster] [--filter REGEX] [--jobs N]
-                                    [--json results.json] [--timeout 120]
+                                    [--json results.json] [--timeout 120] [--show-stderr]
 
 Cases run in ``--jobs`` worker processes (default: every core); results are
 sorted by case name, so the output does not depend on scheduling.
@@ -35,9 +35,13 @@ _CACHE: Path | None = None
 _TIMEOUT = 120
 
 
-def _start_worker(timeout: int) -> None:
-    """One plugin host and one runtime cache per worker process."""
+def _start_worker(timeout: int, quiet: bool) -> None:
+    """One plugin host and one runtime cache per worker process; ``quiet``: the worker's stderr is discarded
+    (onnx-graphsurgeon and ONNX Runtime print a warning per refused fold, which would bury the summary)."""
     global _HOST, _CACHE, _TIMEOUT
+    if quiet:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
     _HOST = PluginHost.discover()
     _CACHE = Path(tempfile.mkdtemp(prefix="deeploy-node-tests-runtime-"))
     _TIMEOUT = timeout
@@ -94,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=int, default=120, help="seconds per case and platform")
     parser.add_argument("--json", type=Path, default=None, help="write every outcome to this file")
+    parser.add_argument("--show-stderr", action="store_true", help="keep the workers' warnings on stderr")
     args = parser.parse_args(argv)
     platforms = [p.strip() for p in args.platforms.split(",") if p.strip()]
     names = [case.name for case in iter_cases(args.filter)]
@@ -102,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     jobs = [(name, platform) for platform in platforms for name in names]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_start_worker,
-                             initargs=(args.timeout,)) as pool:
+                             initargs=(args.timeout, not args.show_stderr)) as pool:
         results = list(pool.map(_run, jobs, chunksize=4))
     results.sort(key=lambda r: (platforms.index(r["platform"]), r["case"]))
     print(f"ONNX {__import__('onnx').__version__} backend node tests, default domain: {len(names)} cases")
