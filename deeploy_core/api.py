@@ -25,6 +25,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.temporary_paths import scratch_folder
 from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_network
 from deeploy_core.validate.data import bind_inputs, graph_input_specs, load_npz_by_position, random_inputs
+from deeploy_core.validate.token_inputs import integer_draws
 from deeploy_core.validate.reference_kind import check_reference, reference_outputs
 from deeploy_core.validate.sample_types import sample_types, with_sample_types
 
@@ -211,11 +212,14 @@ def reference_inputs(model_path: Path, inputs_npz: Path | None, seed: int = 0,
     Random data for an input the user typed as an integer (``--input-type``)
     holds whole numbers of that type's range, stored in the model's declared
     type: the compiled code reads it exactly, and ONNX Runtime computes on the
-    very same values.
+    very same values.  Integer inputs that index an embedding or act as a
+    mask get ids within the table or 0/1 padding masks
+    (:mod:`deeploy_core.validate.token_inputs`).
     """
-    specs = graph_input_specs(import_model(model_path, input_shapes, claims).model)
+    model = import_model(model_path, input_shapes, claims).model
+    specs = graph_input_specs(model)
     if inputs_npz is None:
-        return random_inputs(specs, seed, input_types)
+        return random_inputs(specs, seed, input_types, integer_draws(model))
     return bind_inputs(specs, load_npz_by_position(inputs_npz, len(specs)))
 
 

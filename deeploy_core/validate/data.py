@@ -6,6 +6,7 @@ ignored); ``np.load`` is always called with ``allow_pickle=False``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import onnx
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir.dtypes import DataType, from_onnx
 from deeploy_core.lowering.integer_types import deeploy_input_type
+from deeploy_core.validate.token_inputs import IntegerDraw
 
 
 def graph_input_specs(model: onnx.ModelProto) -> list[tuple[str, np.dtype, tuple[int, ...]]]:
@@ -56,22 +58,27 @@ def bind_inputs(
 
 
 def random_inputs(specs: list[tuple[str, np.dtype, tuple[int, ...]]], seed: int = 0,
-                  value_types: dict[str, DataType] | None = None) -> dict[str, np.ndarray]:
+                  value_types: dict[str, DataType] | None = None,
+                  integer_draws: Mapping[str, IntegerDraw] | None = None) -> dict[str, np.ndarray]:
     """Deterministic sample inputs: standard normal floats, small integers.
 
     ``value_types`` names inputs whose values must fit another element type
     than the declared one (a float-declared input the compiler reads as int8):
     they get whole numbers over that type's range (at most ±1000 for wide types),
-    stored in the declared dtype.
+    stored in the declared dtype.  ``integer_draws`` names integer inputs that
+    index an embedding or mask (:mod:`deeploy_core.validate.token_inputs`).
     """
     generator = np.random.default_rng(seed)
     inputs = {}
     for name, dtype, shape in specs:
         value_type = (value_types or {}).get(name)
+        integer_draw = (integer_draws or {}).get(name)
         if value_type is not None and not value_type.is_float:
             low = -(2 ** (value_type.bits - 1)) if value_type.signed else 0
             high = 2 ** (value_type.bits - 1) - 1 if value_type.signed else 2 ** value_type.bits - 1
             inputs[name] = generator.integers(max(low, -1000), min(high, 1000) + 1, shape).astype(dtype)
+        elif integer_draw is not None and not np.issubdtype(dtype, np.floating):
+            inputs[name] = integer_draw.draw(generator, shape, dtype)
         elif np.issubdtype(dtype, np.floating):
             inputs[name] = generator.standard_normal(shape).astype(dtype)
         elif dtype == np.bool_:

@@ -190,7 +190,8 @@ class PadParser(NodeParser):
 
 
 class GatherParser(NodeParser):
-    """int64 indices (constant or computed), any axis."""
+    """int64 indices (constant or computed: token ids as graph inputs), any axis; run-time indices outside the axis
+    are clamped to its first or last entry by ``dcg_gather`` (ONNX leaves them an error, C would read out of bounds)."""
 
     inputs = (2, 2)
 

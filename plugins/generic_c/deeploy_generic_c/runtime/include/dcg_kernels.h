@@ -203,7 +203,8 @@ void dcg_pad(const void *DCG_RESTRICT X, void *DCG_RESTRICT Y, int32_t elem_size
              const int32_t *in_shape, const int32_t *out_shape, const int32_t *pads_begin, int32_t mode,
              const void *value);
 /* Gather along an axis: X viewed as [outer, axis_len, inner]; Y as [outer, n_indices, inner].
- * Negative indices count from the end.  indices are int64 (ONNX's type). */
+ * Negative indices count from the end; indices still outside the axis are clamped to it.  indices are int64
+ * (ONNX's type). */
 void dcg_gather(const void *DCG_RESTRICT X, const int64_t *DCG_RESTRICT indices, void *DCG_RESTRICT Y,
                 int32_t elem_size, int32_t outer, int32_t axis_len, int32_t inner, int32_t n_indices);
 /* Copy `bytes` bytes (used for Expand-free copies and materialised aliases). */

@@ -145,6 +145,10 @@ void dcg_gather(const void *restrict X, const int64_t *restrict indices, void *r
         for (int32_t t = 0; t < n_indices; ++t) {
             int64_t index = indices[t];
             if (index < 0) index += axis_len;
+            /* Run-time indices (token ids) may lie outside the table: ONNX leaves that an error, C would read out of
+               bounds, so they are clamped to the first or last row (a defined result, no undefined behaviour). */
+            if (index < 0) index = 0;
+            if (index >= axis_len) index = (int64_t)axis_len - 1;
             memcpy(y + ((size_t)o * n_indices + t) * row, x + ((size_t)o * axis_len + (size_t)index) * row, row);
         }
     }
