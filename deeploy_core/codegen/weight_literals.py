@@ -21,7 +21,9 @@ PER_LINE = 16
 """Values per line of an initializer."""
 _CHUNK = 1 << 20
 _BIT_PATTERNS: dict[np.dtype[Any], np.dtype[Any]] = {np.dtype(np.float32): np.dtype(np.uint32),
-                                                     np.dtype(np.float64): np.dtype(np.uint64)}
+                                                     np.dtype(np.float64): np.dtype(np.uint64),
+                                                     np.dtype(np.float16): np.dtype(np.uint16)}
+"""float16 is carried as its bit pattern (``uint16_t``), so its union has the bits twice."""
 
 
 def _hex_words(words: np.ndarray) -> bytes:

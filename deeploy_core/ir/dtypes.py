@@ -31,6 +31,12 @@ class DataType:
         return np.dtype(self.numpy_name)
 
     @property
+    def storage_only(self) -> bool:
+        """Whether C holds the type only as bits in an integer of its width (float16): kernels move and convert
+        such tensors (Cast, views, data movement) but do no arithmetic on them."""
+        return self.is_float and self.c_type != ("float" if self.bits == 32 else "double")
+
+    @property
     def size(self) -> int:
         """Bytes per element."""
         return self.bits // 8
@@ -50,10 +56,15 @@ UINT32 = DataType("uint32", "uint32_t", "uint32", 32, False, False, TensorProto.
 INT64 = DataType("int64", "int64_t", "int64", 64, True, False, TensorProto.INT64)
 UINT64 = DataType("uint64", "uint64_t", "uint64", 64, False, False, TensorProto.UINT64)
 BOOL = DataType("bool", "uint8_t", "bool", 8, False, False, TensorProto.BOOL)
+FLOAT16 = DataType("float16", "uint16_t", "float16", 16, True, True, TensorProto.FLOAT16)
+"""IEEE half precision, carried as its bit pattern in a ``uint16_t`` (C99 has no half type).  bfloat16 is not
+carried: numpy has no such type and onnx-graphsurgeon leaves such tensors without a numpy dtype."""
 
-ALL_TYPES: tuple[DataType, ...] = (FLOAT32, FLOAT64, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL)
+ALL_TYPES: tuple[DataType, ...] = (FLOAT32, FLOAT64, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL,
+                                   FLOAT16)
 _BY_ONNX = {dtype.onnx_type: dtype for dtype in ALL_TYPES}
-_BY_NAME = {dtype.name: dtype for dtype in ALL_TYPES} | {dtype.c_type: dtype for dtype in ALL_TYPES if dtype is not BOOL}
+_BY_NAME = {dtype.name: dtype for dtype in ALL_TYPES} | {
+    dtype.c_type: dtype for dtype in ALL_TYPES if dtype is not BOOL and not dtype.storage_only}
 
 
 class UnsupportedTypeError(ValueError):

@@ -27,7 +27,7 @@ from onnx import numpy_helper
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.errors import ModelImportError
-from deeploy_core.ir.dtypes import UnsupportedTypeError
+from deeploy_core.ir.dtypes import UnsupportedTypeError, from_onnx
 from deeploy_core.midend.unsupported import UnsupportedModelError
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, compare_outputs, run_network
@@ -96,7 +96,11 @@ def _as_array(value: object) -> np.ndarray | onnx.TensorProto | None:
             and isinstance(value.reshape(-1)[0], onnx.TensorProto):
         value = value.reshape(-1)[0]
     if isinstance(value, onnx.TensorProto):
-        return value
+        try:  # float16 and bfloat16 data sets are protos, but C carries them: feed and compare them as numpy
+            from_onnx(value.data_type)
+        except UnsupportedTypeError:
+            return value
+        return numpy_helper.to_array(value)
     if isinstance(value, (np.ndarray, np.generic, int, float, bool)):
         array = np.asarray(value)
         return None if array.dtype == object else array

@@ -136,9 +136,13 @@ VERIFICATION: dict[str, tuple[OpVerification, ...]] = {
     "DebugPrint": (OpVerification("documented no-op", "copies its input to its output and prints nothing (tests: "
                                                       "output equals input, untiled, tiled and on the cluster)"),),
     "Cast": (_peer("Transformer_DeepQuant, whose Casts convert constants and are folded before mapping"),
-             OpVerification("onnxruntime", "only a Cast to its input's own type, as a view (no code): "
+             OpVerification("onnxruntime", "a Cast to its input's own type is a view (no code): "
                                            "test_cast_view.py and timm's EfficientViT exported by TorchScript "
-                                           "(tests/models) match ONNX Runtime; a type-changing Cast is refused"),),
+                                           "(tests/models) match ONNX Runtime"),
+             OpVerification("reference", "a type-changing Cast (ops/cast.py, every pair of carried types and "
+                                         "float16): ONNX's Cast node tests, and numpy's astype on edge values, "
+                                         "with NaN, out-of-range and negative floats defined as documented "
+                                         "(test_cast.py)"),),
     # ONNX's quantised operators, as QDQ exact mode fuses them or as exporters write them
     "QuantizeLinear": (_onnxruntime(_QDQ),),
     "DequantizeLinear": (_onnxruntime(_QDQ), _node_tests()),
