@@ -1,0 +1,195 @@
+"""Every ONNX reduction (Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare) for every element type
+ONNX allows it on, as loops over the layer's constant shapes.
+
+``reduce.py`` keeps its vectorised float32 Sum/Mean/Max/Min (it is tried first);
+this module adds the other kinds and types.  Float32 sums accumulate in double
+(a long row summed in float loses digits that numpy's pairwise sum keeps);
+LogSumExp subtracts the row's largest finite value before exponentiating, so it
+neither overflows nor underflows to log(0).  Integer results wrap as numpy's do
+(see ``_axis_loops``), integer means truncate toward zero like numpy's
+``mean(dtype=int)``; bool Max/Min are any/all.
+"""
+
+from __future__ import annotations
+
+import math
+import onnx_graphsurgeon as gs
+
+from deeploy_core.plugin_api import (
+    BOOL,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
+    AlongAxes,
+    DataType,
+    NetworkContext,
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+    is_present,
+)
+from deeploy_generic_c.ops._axis_loops import narrowed, reduced_axes, reduction_code
+from deeploy_generic_c.ops._common import HEADERS
+from deeploy_generic_c.ops._strided import block
+
+FLOATS = (FLOAT32, FLOAT64)
+INTEGERS = (INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64)
+NUMERIC = FLOATS + INTEGERS
+
+Passes = list[tuple[list[str], str]]
+Plan = tuple[Passes, list[str]]
+"""What one reduction runs per output: its passes over the reduced elements and the statements writing ``dst[o]``."""
+
+
+def _literal(dtype: DataType, extreme: str) -> str:
+    """The smallest (``min``) or largest (``max``) value of ``dtype`` as C."""
+    if dtype.is_float:
+        return "(-INFINITY)" if extreme == "min" else "INFINITY"
+    if dtype is BOOL:
+        return "0" if extreme == "min" else "1"
+    if not dtype.signed:
+        return "0" if extreme == "min" else f"UINT{dtype.bits}_MAX"
+    return f"INT{dtype.bits}_MIN" if extreme == "min" else f"INT{dtype.bits}_MAX"
+
+
+def _extreme(dtype: DataType, kind: str) -> Plan:
+    """Max/Min: NaN wins once seen (numpy's maximum.reduce); an empty set gives the identity (ONNX's reference)."""
+    start = _literal(dtype, "min" if kind == "max" else "max")
+    if dtype is BOOL:
+        step = "acc = (uint8_t)(acc | v);" if kind == "max" else "acc = (uint8_t)(acc & v);"
+    elif dtype.is_float:
+        op = ">" if kind == "max" else "<"
+        step = f"if (acc == acc && (v {op} acc || v != v)) acc = v;"
+    else:
+        step = f"if (v {'>' if kind == 'max' else '<'} acc) acc = v;"
+    return [([f"{dtype.c_type} acc = {start};"], step)], ["dst[o] = acc;"]
+
+
+def _float_plan(dtype: DataType, kind: str, count: int) -> Plan:
+    c_type = dtype.c_type
+    sums = {"sum": "acc += v;", "mean": "acc += v;", "sum_square": "acc += (double)v * v;",
+            "l1": "acc += v < 0 ? -(double)v : (double)v;", "l2": "acc += (double)v * v;", "log_sum": "acc += v;",
+            "prod": "acc *= v;"}
+    if kind == "log_sum_exp":
+        exp = "expf" if dtype is FLOAT32 else "exp"
+        passes: Passes = [
+            ([f"{c_type} peak = (-INFINITY);"], "if (v > peak && v != INFINITY) peak = v;"),
+            (["if (peak == (-INFINITY)) peak = 0;", "double acc = 0.0;"], f"acc += {exp}(v - peak);"),
+        ]
+        return passes, [f"dst[o] = ({c_type})(log(acc) + (double)peak);"]
+    start = "double acc = 1.0;" if kind == "prod" else "double acc = 0.0;"
+    if kind == "mean":
+        value = f"acc / {count}.0" if count else "NAN"
+    else:
+        value = {"l2": "sqrt(acc)", "log_sum": "log(acc)"}.get(kind, "acc")
+    return [([start], sums[kind])], [f"dst[o] = ({c_type})({value});"]
+
+
+def _integer_plan(dtype: DataType, kind: str, count: int) -> Plan:
+    if kind not in ("sum", "mean", "sum_square", "l1", "prod"):
+        raise NodeMismatch("dtype", f"{dtype} input: the kernel takes float32 or float64")
+    absolute = "v < 0 ? 0u - (uint64_t)v : (uint64_t)v" if dtype.signed else "(uint64_t)v"
+    steps = {"sum": "acc += (uint64_t)v;", "mean": "acc += (uint64_t)v;",
+             "sum_square": "acc += (uint64_t)v * (uint64_t)v;", "l1": f"acc += {absolute};",
+             "prod": "acc *= (uint64_t)v;"}
+    start = "uint64_t acc = 1u;" if kind == "prod" else "uint64_t acc = 0u;"
+    wrapped = f"const {dtype.c_type} total = {narrowed(dtype, 'acc')};"
+    if kind != "mean":
+        return [([start], steps[kind])], [wrapped, "dst[o] = total;"]
+    divisor = f"INT64_C({count})" if dtype.bits == 64 and dtype.signed else str(count)
+    value = f"({dtype.c_type})(total / {divisor})" if count else f"({dtype.c_type})0"
+    return [([start], steps[kind])], [wrapped, f"dst[o] = {value};"]
+
+
+def plan(dtype: DataType, kind: str, count: int) -> Plan:
+    """The passes and the final statements of reduction ``kind`` over ``count`` elements of ``dtype``."""
+    if kind in ("max", "min"):
+        return _extreme(dtype, kind)
+    if dtype is BOOL:
+        raise NodeMismatch("dtype", "bool input: only ReduceMax and ReduceMin take bool")
+    return (_float_plan if dtype.is_float else _integer_plan)(dtype, kind, count)
+
+
+def reduction_axes(node: gs.Node, ctxt: NetworkContext, rank: int) -> set[int] | None:
+    """The reduced axes from the ``axes`` input (opset >= 13/18) or attribute; None for noop_with_empty_axes with
+    no axes (the output is the input)."""
+    axes: list[int] | None = None
+    if is_present(node, 1):
+        values = ctxt[node.inputs[1].name].values
+        if values is None:
+            raise NodeMismatch("shape", "axes must be a constant")
+        axes = [int(a) for a in values.reshape(-1)]
+    elif attribute(node, "axes", None) is not None:
+        axes = [int(a) for a in attribute(node, "axes")]
+    if not axes:
+        if int(attribute(node, "noop_with_empty_axes", 0)):
+            return None
+        return set(range(rank))
+    return reduced_axes(axes, rank)
+
+
+class TypedReduceParser(NodeParser):
+    """Axes as a constant input or attribute, keepdims, noop_with_empty_axes; any element type the kind takes."""
+
+    inputs = (1, 2)
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        shape = tuple(int(d) for d in x.shape)
+        axes = reduction_axes(node, ctxt, len(shape))
+        if axes is None:  # noop_with_empty_axes: Y = X
+            copy = f"for (int32_t i = 0; i < {x.numel}; ++i) dst[i] = src[i];"
+            c_type = x.dtype.c_type
+            call = block([f"const {c_type} *src = (const {c_type} *){x.c_name};",
+                          f"{c_type} *dst = ({c_type} *){y.c_name};", copy])
+            return {"call": call, "size": 0}
+        count = math.prod(shape[axis] for axis in axes)
+        passes, finish = plan(x.dtype, self.kind, count)
+        call = reduction_code(x.c_name, y.c_name, x.dtype, y.dtype, shape, axes, passes, finish)
+        return {"call": call, "size": x.numel}
+
+
+TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h", "stdint.h"))
+
+KINDS: dict[str, tuple[str, tuple[DataType, ...]]] = {
+    "ReduceSum": ("sum", NUMERIC),
+    "ReduceMean": ("mean", NUMERIC),
+    "ReduceMax": ("max", NUMERIC + (BOOL,)),
+    "ReduceMin": ("min", NUMERIC + (BOOL,)),
+    "ReduceProd": ("prod", NUMERIC),
+    "ReduceSumSquare": ("sum_square", NUMERIC),
+    "ReduceL1": ("l1", NUMERIC),
+    "ReduceL2": ("l2", FLOATS),
+    "ReduceLogSum": ("log_sum", FLOATS),
+    "ReduceLogSumExp": ("log_sum_exp", FLOATS),
+}
+"""ONNX op -> (kind, element types); ReduceSum/Mean/Max/Min float32 rows are reduce.py's first."""
+
+NEW_OPS = ("ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
+
+
+def _mapper(op: str) -> NodeMapper:
+    kind, types = KINDS[op]
+    bindings = tuple(NodeBinding(NodeTypeChecker((dtype, None), (dtype,)), TEMPLATE) for dtype in types)
+    constraint = AlongAxes("reduce") if op in NEW_OPS else None  # the older four have it by default
+    return NodeMapper(TypedReduceParser(kind), bindings, name=f"{op} any type", tile_constraint=constraint)
+
+
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {op: (_mapper(op),) for op in KINDS}
+
+NODE_TESTED = NEW_OPS
