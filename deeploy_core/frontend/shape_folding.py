@@ -32,7 +32,8 @@ before the importer checks declared and inferred sizes.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,14 +129,57 @@ class _Exclusion:
 
 
 def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget: _Budget) -> onnx.GraphProto | None:
-    """One fold of an inferred model; the folded graph, or None when nothing was folded."""
+    """One fold of an inferred model; the folded graph, or None when nothing was folded.
+
+    ONNX Runtime evaluates every foldable tensor of the round in one session.
+    Only when that session fails (a constant subgraph it cannot evaluate) does
+    onnx-graphsurgeon partition the graph: ``recursive`` partitioning peels
+    the failing node off and folds the rest, at the price of a graph copy and
+    a session per folded node.  (Its ``basic`` partitioning, used before, did
+    that copy for every folded node of every model, seconds for a TorchScript
+    export with a few hundred shape nodes, and on a failing partition retried
+    the same partition until Python's recursion limit, so nothing was folded.)
+    The fallback starts again from the inferred model with the budget as it
+    was.
+    """
+    left = budget.left
+    with _runtime_silenced():
+        try:
+            return _fold_with(inferred, kept_outputs, budget, partitioning=None)
+        except Exception:  # noqa: BLE001 - some constant subgraph ONNX Runtime cannot evaluate: fold the others
+            budget.left = left
+            return _fold_with(inferred, kept_outputs, budget, partitioning="recursive")
+
+
+_RUNTIME_DEFAULT_SEVERITY = 2
+"""ONNX Runtime's default log severity (warnings), restored after folding."""
+
+
+@contextmanager
+def _runtime_silenced() -> Iterator[None]:
+    """ONNX Runtime silent while it evaluates constants: onnx-graphsurgeon opens the sessions with default options,
+    and the optimiser's notes on a graph of constants (an ``Unsqueeze`` of a shared initializer left in place) or
+    the error of a subgraph it cannot evaluate (which folding handles: the node stays) would reach the user's
+    terminal about nothing they can act on."""
+    import onnxruntime  # here: importing it costs a compile that folds nothing a fifth of a second
+
+    onnxruntime.set_default_logger_severity(4)
+    try:
+        yield
+    finally:
+        onnxruntime.set_default_logger_severity(_RUNTIME_DEFAULT_SEVERITY)
+
+
+def _fold_with(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget: _Budget,
+               partitioning: str | None) -> onnx.GraphProto | None:
+    """Fold with onnx-graphsurgeon; ``partitioning=None`` raises instead of skipping what it cannot evaluate."""
     graph = gs.import_onnx(inferred)
     before = len(graph.nodes)
     exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph),
                          budget)
     graph.toposort()
-    graph.fold_constants(fold_shapes=True, partitioning="basic", error_ok=True, size_threshold=FOLD_LIMIT_BYTES,
-                         should_exclude_node=exclude)
+    graph.fold_constants(fold_shapes=True, partitioning=partitioning, error_ok=partitioning is not None,
+                         size_threshold=FOLD_LIMIT_BYTES, should_exclude_node=exclude)
     graph.cleanup(remove_unused_graph_inputs=False).toposort()
     if len(graph.nodes) >= before:
         return None
