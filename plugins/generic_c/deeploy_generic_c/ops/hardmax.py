@@ -1,0 +1,53 @@
+"""Hardmax along one axis (opset 13 semantics), float32 and float64: 1 at the row's first largest element (a NaN
+counts as largest, as numpy's argmax has it in ONNX's reference), 0 elsewhere."""
+
+from __future__ import annotations
+
+import onnx_graphsurgeon as gs
+
+from deeploy_core.plugin_api import (
+    FLOAT32,
+    FLOAT64,
+    AlongAxes,
+    NetworkContext,
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+)
+from deeploy_generic_c.ops._axis_loops import axis_geometry, row_loops
+from deeploy_generic_c.ops._common import HEADERS
+from deeploy_generic_c.ops._row_softmax import row_peak, row_pointers, views
+from deeploy_generic_c.ops._strided import block, normalise_axis
+
+
+class HardmaxParser(NodeParser):
+    """Any single axis (default -1)."""
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        shape = tuple(int(d) for d in x.shape)
+        if not shape:
+            raise NodeMismatch("shape", "the input is a scalar: there is no axis")
+        outer, length, inner = axis_geometry(shape, normalise_axis(int(attribute(node, "axis", -1)), len(shape)))
+        body = [
+            *row_pointers(x.dtype, length, inner),
+            *row_peak(x.dtype, length, inner),
+            f"for (int32_t a = 0; a < {length}; ++a) out[a * {inner}] = a == at ? 1 : 0;",
+        ]
+        return {"call": block(views(x.dtype, x.c_name, y.c_name) + row_loops(outer, inner, body)), "size": x.numel}
+
+
+TEMPLATE = NodeTemplate("${call}", headers=HEADERS)
+
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    "Hardmax": (NodeMapper(HardmaxParser(), tuple(NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE)
+                                                  for t in (FLOAT32, FLOAT64)),
+                           name="Hardmax float32/float64", tile_constraint=AlongAxes("softmax")),),
+}
+
+NODE_TESTED = ("Hardmax",)

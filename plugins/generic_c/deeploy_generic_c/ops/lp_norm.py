@@ -1,0 +1,66 @@
+"""LpNormalization (p = 1 or 2) along one axis, float32 and float64.
+
+The norm accumulates in double; a row whose norm is 0 gives 0 (ONNX's
+reference: ``where(norm == 0, 0, x / norm)``) instead of 0/0.  p = 1 sums
+absolute values, as the operator's definition and ONNX Runtime do.
+"""
+
+from __future__ import annotations
+
+import onnx_graphsurgeon as gs
+
+from deeploy_core.plugin_api import (
+    FLOAT32,
+    FLOAT64,
+    AlongAxes,
+    NetworkContext,
+    NodeBinding,
+    NodeMapper,
+    NodeMismatch,
+    NodeParser,
+    NodeTemplate,
+    NodeTypeChecker,
+    OperatorRepresentation,
+    attribute,
+)
+from deeploy_generic_c.ops._axis_loops import axis_geometry, row_loops
+from deeploy_generic_c.ops._common import HEADERS
+from deeploy_generic_c.ops._row_softmax import row_pointers, views
+from deeploy_generic_c.ops._strided import block, normalise_axis
+
+
+class LpNormParser(NodeParser):
+    """p 1 or 2, any single axis (default -1)."""
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
+        shape = tuple(int(d) for d in x.shape)
+        if not shape:
+            raise NodeMismatch("shape", "the input is a scalar: there is no axis")
+        p = int(attribute(node, "p", 2))
+        if p not in (1, 2):
+            raise NodeMismatch("attribute", f"p={p} is not supported (ONNX allows 1 or 2)")
+        outer, length, inner = axis_geometry(shape, normalise_axis(int(attribute(node, "axis", -1)), len(shape)))
+        c_type = x.dtype.c_type
+        term = "fabs((double)row[a * {inner}])" if p == 1 else "(double)row[a * {inner}] * row[a * {inner}]"
+        body = [
+            *row_pointers(x.dtype, length, inner),
+            "double norm = 0.0;",
+            f"for (int32_t a = 0; a < {length}; ++a) norm += {term.format(inner=inner)};",
+            *(["norm = sqrt(norm);"] if p == 2 else []),
+            f"for (int32_t a = 0; a < {length}; ++a) "
+            f"out[a * {inner}] = norm == 0.0 ? ({c_type})0 : ({c_type})(row[a * {inner}] / norm);",
+        ]
+        return {"call": block(views(x.dtype, x.c_name, y.c_name) + row_loops(outer, inner, body)),
+                "size": x.numel * 3}
+
+
+TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
+
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    "LpNormalization": (NodeMapper(LpNormParser(), tuple(NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE)
+                                                         for t in (FLOAT32, FLOAT64)),
+                                   name="LpNormalization float32/float64", tile_constraint=AlongAxes("softmax")),),
+}
+
+NODE_TESTED = ("LpNormalization",)
