@@ -1,0 +1,57 @@
+"""Max, Min, Sum and Mean of any number of inputs (one included), all broadcast together as numpy does.
+
+Two float32 inputs keep ``elementwise``'s vectorised binary kernels (that
+module sorts first); every other arity and type is folded here left to right
+in one loop, so no intermediate tensor is written.  Float Max/Min follow the
+binary kernels' rule (a NaN operand gives the other one, like fmaxf/fminf);
+integer sums wrap (``_typed``).  Mean is for floats only, as in ONNX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import onnx_graphsurgeon as gs
+
+from deeploy_core.plugin_api import DataType, NodeMapper
+from deeploy_generic_c.ops._typed import FLOATS, NUMERIC, c_literal, shared_type, wide_unsigned, wrapped
+from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
+
+NODE_TESTED = ("Sum", "Mean")
+
+
+def _step(op: str, dtype: DataType, acc: str, value: str) -> str:
+    """One fold step: the new accumulator from the old one and the next operand."""
+    if op == "Max":
+        return f"({acc} >= {value} || {value} != {value}) ? {acc} : {value}" if dtype.is_float else \
+            f"{acc} >= {value} ? {acc} : {value}"
+    if op == "Min":
+        return f"({acc} <= {value} || {value} != {value}) ? {acc} : {value}" if dtype.is_float else \
+            f"{acc} <= {value} ? {acc} : {value}"
+    if dtype.is_float:
+        return f"{acc} + {value}"
+    unsigned = wide_unsigned(dtype)
+    return wrapped(dtype, f"({unsigned}){acc} + ({unsigned}){value}")
+
+
+class VariadicParser(TypedElementwiseParser):
+    """One or more inputs of one type, folded left to right."""
+
+    inputs = (1, None)
+
+    def expression(self, node: gs.Node, types: Sequence[DataType], out: DataType, values: Sequence[str]) -> str:
+        raise AssertionError("the fold is written as statements (body)")
+
+    def body(self, node: gs.Node, types: Sequence[DataType], out: DataType, values: Sequence[str], target: str) -> str:
+        op = "Sum" if node.op == "Mean" else node.op
+        steps = [f"{target} = {values[0]};"]
+        steps += [f"{target} = {_step(op, out, target, value)};" for value in values[1:]]
+        if node.op == "Mean":
+            steps.append(f"{target} = {target} / {c_literal(len(values), out)};")
+        return " ".join(steps)
+
+
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    **{op: typed_mapper(VariadicParser(), shared_type(NUMERIC), f"{op} any number of inputs") for op in ("Max", "Min", "Sum")},
+    "Mean": typed_mapper(VariadicParser(), shared_type(FLOATS), "Mean any number of float inputs"),
+}
