@@ -18,36 +18,34 @@ REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 
 def _narrowed(dtype: DataType, wide: str) -> str:
-    """``wide`` (an unsigned expression) reduced modulo 2**bits and read as ``dtype``."""
+    """The unsigned variable ``wide`` reduced modulo 2**bits and read as ``dtype`` (no out-of-range conversion)."""
     unsigned = f"uint{dtype.bits}_t"
     if not dtype.signed:
-        return f"({dtype.c_type})({wide})"
-    limit = f"INT{dtype.bits}_MAX"
-    return (f"(({unsigned})({wide}) <= ({unsigned}){limit} ? ({dtype.c_type})({unsigned})({wide}) "
-            f": ({dtype.c_type})(-({dtype.c_type})({unsigned})~({unsigned})({wide}) - 1))")
+        return f"({dtype.c_type}){wide}"
+    return (f"(({unsigned}){wide} <= ({unsigned})INT{dtype.bits}_MAX ? ({dtype.c_type})({unsigned}){wide} "
+            f": ({dtype.c_type})(-({dtype.c_type})({unsigned})~({unsigned}){wide} - 1))")
 
 
-def combined(dtype: DataType, reduction: str, old: str, new: str) -> str:
-    """The C expression of ``old <reduction> new`` in ``dtype`` (``new`` alone for ``none``).
+def combine(dtype: DataType, reduction: str, target: str, value: str) -> str:
+    """The C statement ``target = target <reduction> value`` in ``dtype`` (``target = value`` for ``none``).
 
-    ``old`` and ``new`` are evaluated more than once: pass plain names or array elements."""
+    ``target`` is an lvalue and ``value`` an expression without side effects; both may be read more than once."""
     if reduction not in REDUCTIONS:
         raise NodeMismatch("attribute", f"reduction={reduction!r} is not supported")
     if reduction == "none":
-        return new
+        return f"{target} = {value};"
     if dtype == BOOL:
-        return f"(uint8_t)({old} || {new})" if reduction in ("add", "max") else f"(uint8_t)({old} && {new})"
+        operator = "||" if reduction in ("add", "max") else "&&"
+        return f"{target} = (uint8_t)({target} {operator} {value});"
     if dtype.is_float:
-        return {
-            "add": f"{old} + {new}",
-            "mul": f"{old} * {new}",
-            "max": f"(({old} > {new} || {old} != {old}) ? {old} : {new})",
-            "min": f"(({old} < {new} || {old} != {old}) ? {old} : {new})",
+        return f"{target} = " + {
+            "add": f"{target} + {value};",
+            "mul": f"{target} * {value};",
+            "max": f"({target} > {value} || {target} != {target}) ? {target} : {value};",
+            "min": f"({target} < {value} || {target} != {target}) ? {target} : {value};",
         }[reduction]
-    if reduction == "max":
-        return f"({old} > {new} ? {old} : {new})"
-    if reduction == "min":
-        return f"({old} < {new} ? {old} : {new})"
+    if reduction in ("max", "min"):
+        return f"{{ const {dtype.c_type} v = {value}; if (v {'>' if reduction == 'max' else '<'} {target}) {target} = v; }}"
     wide = "uint64_t" if dtype.bits == 64 else "uint32_t"
     operator = "+" if reduction == "add" else "*"
-    return _narrowed(dtype, f"({wide}){old} {operator} ({wide}){new}")
+    return f"{{ const {wide} w = ({wide}){target} {operator} ({wide})({value}); {target} = {_narrowed(dtype, 'w')}; }}"

@@ -25,7 +25,7 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._indexing import require_same_type
-from deeploy_generic_c.ops._reductions import combined
+from deeploy_generic_c.ops._reductions import combine
 from deeploy_generic_c.ops._strided import block, normalise_axis, typed_views
 
 
@@ -50,7 +50,7 @@ class CumSumParser(NodeParser):
             return {"call": "/* empty output: no code */", "size": 0}
         reverse, exclusive = bool(attribute(node, "reverse", 0)), bool(attribute(node, "exclusive", 0))
         step = f"const int32_t at = (o * {length} + {f'{length - 1} - t' if reverse else 't'}) * {inner} + i;"
-        add = f"acc = {combined(x.dtype, 'add', 'acc', 'src[at]')};"
+        add = combine(x.dtype, "add", "acc", "src[at]")
         update = [f"dst[at] = acc; {add}"] if exclusive else [f"{add} dst[at] = acc;"]
         lines = typed_views(x.dtype, {"src": x.c_name}, {"dst": y.c_name}) + [
             f"for (int32_t o = 0; o < {outer}; ++o) {{",

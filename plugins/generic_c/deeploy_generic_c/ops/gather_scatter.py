@@ -21,6 +21,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
+    INT32,
     Buffer,
     NetworkContext,
     NodeMapper,
@@ -32,7 +33,7 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._indexing import check_if_constant, require_index_type, require_same_type
-from deeploy_generic_c.ops._reductions import combined
+from deeploy_generic_c.ops._reductions import combine
 from deeploy_generic_c.ops._strided import (
     block,
     check_constant_indices,
@@ -50,9 +51,41 @@ def _index_view(indices: Buffer) -> str:
     return f"const {indices.dtype.c_type} *idx = (const {indices.dtype.c_type} *){indices.c_name};"
 
 
+def _times(name: str, stride: int) -> str:
+    return name if stride == 1 else f"{name} * {stride}"
+
+
 def _copy_all(count: int) -> list[str]:
     """The scatter's first step: the output starts as a copy of the data."""
     return [f"for (int32_t i = 0; i < {count}; ++i) dst[i] = src[i];"]
+
+
+class Int32GatherParser(NodeParser):
+    """Gather with int32 indices (movement's Gather takes ONNX's usual int64 ones), any axis, clamped at run time."""
+
+    inputs = (2, 2)
+
+    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
+        data, indices, y = (ctxt[t.name] for t in (*node.inputs, node.outputs[0]))
+        require_same_type(data, y)
+        if indices.dtype != INT32:
+            raise NodeMismatch("dtype", f"indices are {indices.dtype}, this kernel takes int32")
+        if not data.shape:
+            raise NodeMismatch("shape", "Gather needs data of rank >= 1")
+        axis = normalise_axis(int(attribute(node, "axis", 0)), len(data.shape))
+        length = data.shape[axis]
+        check_if_constant(indices, length)
+        outer, inner = math.prod(data.shape[:axis]), math.prod(data.shape[axis + 1:])
+        if y.numel == 0:
+            return {"call": "/* empty output: no code */", "size": 0}
+        count = indices.numel
+        body = [safe_index("k", "idx[t]", length),
+                f"for (int32_t e = 0; e < {inner}; ++e) dst[(o * {count} + t) * {inner} + e] = "
+                f"src[(o * {length} + k) * {inner} + e];"]
+        lines = typed_views(data.dtype, {"src": data.c_name}, {"dst": y.c_name}) + [_index_view(indices)]
+        lines += [f"for (int32_t o = 0; o < {outer}; ++o) {{", f"    for (int32_t t = 0; t < {count}; ++t) {{",
+                  *("        " + line for line in body), "    }", "}"]
+        return {"call": block(lines), "size": 0}
 
 
 class GatherElementsParser(NodeParser):
@@ -76,7 +109,7 @@ class GatherElementsParser(NodeParser):
         source = list(dense_strides(data.shape))
         axis_stride, source[axis] = source[axis], 0
         body = [safe_index("k", f"idx[{offset(names, dense_strides(indices.shape))}]", length),
-                f"dst[{offset(names, dense_strides(indices.shape))}] = src[{offset(names, source)} + k * {axis_stride}];"]
+                f"dst[{offset(names, dense_strides(indices.shape))}] = src[{offset(names, source)} + {_times('k', axis_stride)}];"]
         lines = typed_views(data.dtype, {"src": data.c_name}, {"dst": y.c_name}) + [_index_view(indices)]
         return {"call": block(lines + nested_loops(indices.shape, body)), "size": 0}
 
@@ -145,10 +178,10 @@ class ScatterElementsParser(NodeParser):
         names = counters(rank)
         target = list(dense_strides(data.shape))
         axis_stride, target[axis] = target[axis], 0
-        element = f"dst[{offset(names, target)} + k * {axis_stride}]"
+        element = f"dst[{offset(names, target)} + {_times('k', axis_stride)}]"
         update = f"upd[{offset(names, dense_strides(indices.shape))}]"
         body = [safe_index("k", f"idx[{offset(names, dense_strides(indices.shape))}]", length),
-                f"{element} = {combined(data.dtype, reduction, element, update)};"]
+                combine(data.dtype, reduction, element, update)]
         lines = typed_views(data.dtype, {"src": data.c_name, "upd": updates.c_name}, {"dst": y.c_name})
         lines += [_index_view(indices), *_copy_all(data.numel)]
         if indices.numel:
@@ -184,8 +217,7 @@ class ScatterNDParser(NodeParser):
             body.append(safe_index(f"k{column}", f"idx[u * {depth} + {column}]", length))
             body.append(f"at += k{column} * {stride};")
         element, update = "dst[at + e]", f"upd[u * {inner} + e]"
-        body.append(f"for (int32_t e = 0; e < {inner}; ++e) {element} = "
-                    f"{combined(data.dtype, reduction, element, update)};")
+        body.append(f"for (int32_t e = 0; e < {inner}; ++e) {combine(data.dtype, reduction, element, update)}")
         lines = typed_views(data.dtype, {"src": data.c_name, "upd": updates.c_name}, {"dst": y.c_name})
         lines += [_index_view(indices), *_copy_all(data.numel)]
         if tuples and inner:
@@ -196,6 +228,7 @@ class ScatterNDParser(NodeParser):
 _TWO = NodeTypeChecker((None, None), (None,))
 _THREE = NodeTypeChecker((None, None, None), (None,))
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
+    "Gather": single_binding(Int32GatherParser(), NodeTypeChecker((None, INT32), (None,)), "Gather int32 indices"),
     "GatherElements": single_binding(GatherElementsParser(), _TWO, "GatherElements any type"),
     "GatherND": single_binding(GatherNDParser(), _TWO, "GatherND any type"),
     "ScatterElements": single_binding(ScatterElementsParser(), _THREE, "ScatterElements any type"),
