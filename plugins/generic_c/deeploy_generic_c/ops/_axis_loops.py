@@ -62,17 +62,22 @@ def reduced_axes(axes: Sequence[int], rank: int) -> set[int]:
 
 
 def reduction_code(x: str, y: str, in_type: DataType, out_type: DataType, shape: Sequence[int], reduced: set[int],
-                   passes: Sequence[tuple[Sequence[str], str]], finish: Sequence[str]) -> str:
+                   passes: Sequence[tuple[Sequence[str], str]], finish: Sequence[str], elementwise: bool = False) -> str:
     """C statements that, for every kept position ``o`` (dense in the output), run each pass over the reduced
     elements and then ``finish``.
 
     A pass is (statements before the loop, statement per element): the element is ``v`` (``const T``), the
-    input row ``src`` and its start ``base``.  ``finish`` writes ``dst[o]`` (``dst`` has ``out_type``).
+    input row ``src`` and its start ``base``.  ``finish`` writes ``dst[o]`` (``dst`` has ``out_type``).  With
+    ``elementwise`` (an output shaped like the input: MeanVarianceNormalization) the element's position
+    ``at`` is declared too, for a last pass that writes ``dst[at]``.
     """
     kept, cut = split_axes(shape, reduced)
     outer, inner = counters(len(kept), "k"), counters(len(cut), "r")
     body: list[str] = [f"const int32_t base = {offset(outer, [run.stride for run in kept])};"]
-    element = f"const {in_type.c_type} v = src[base + {offset(inner, [run.stride for run in cut])}];"
+    position = f"base + {offset(inner, [run.stride for run in cut])}"
+    element = f"const {in_type.c_type} v = src[{position}];"
+    if elementwise:
+        element = f"const int32_t at = {position}; const {in_type.c_type} v = src[at]; (void)at;"
     for start, step in passes:
         body += list(start)
         body += nested_loops([run.size for run in cut], [element, step], prefix="r")
