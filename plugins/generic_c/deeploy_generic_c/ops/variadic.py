@@ -3,8 +3,8 @@
 Two float32 inputs keep ``elementwise``'s vectorised binary kernels (that
 module sorts first); every other arity and type is folded here left to right
 in one loop, so no intermediate tensor is written.  Float Max/Min follow the
-binary kernels' rule (a NaN operand gives the other one, like fmaxf/fminf);
-integer sums wrap (``_typed``).  Mean is for floats only, as in ONNX.
+binary kernels' rule (a NaN operand gives the other one, like fmaxf/fminf).
+Sum and Mean are for floats only, as ONNX types them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import DataType, NodeMapper
-from deeploy_generic_c.ops._typed import FLOATS, NUMERIC, c_literal, shared_type, wide_unsigned, wrapped
+from deeploy_generic_c.ops._typed import FLOATS, NUMERIC, c_literal, shared_type
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
 NODE_TESTED = ("Sum", "Mean")
@@ -28,10 +28,7 @@ def _step(op: str, dtype: DataType, acc: str, value: str) -> str:
     if op == "Min":
         return f"({acc} <= {value} || {value} != {value}) ? {acc} : {value}" if dtype.is_float else \
             f"{acc} <= {value} ? {acc} : {value}"
-    if dtype.is_float:
-        return f"{acc} + {value}"
-    unsigned = wide_unsigned(dtype)
-    return wrapped(dtype, f"({unsigned}){acc} + ({unsigned}){value}")
+    return f"{acc} + {value}"
 
 
 class VariadicParser(TypedElementwiseParser):
@@ -52,6 +49,6 @@ class VariadicParser(TypedElementwiseParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    **{op: typed_mapper(VariadicParser(), shared_type(NUMERIC), f"{op} any number of inputs") for op in ("Max", "Min", "Sum")},
-    "Mean": typed_mapper(VariadicParser(), shared_type(FLOATS), "Mean any number of float inputs"),
+    **{op: typed_mapper(VariadicParser(), shared_type(NUMERIC), f"{op} any number of inputs") for op in ("Max", "Min")},
+    **{op: typed_mapper(VariadicParser(), shared_type(FLOATS), f"{op} any number of float inputs") for op in ("Sum", "Mean")},
 }
