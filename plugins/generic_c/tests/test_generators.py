@@ -53,7 +53,7 @@ def test_generators_fill_every_type_and_range_wraps(tmp_path: Path, generic_c_ho
                                  generic_c_host)
     executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(SANITIZED), runtime_cache)
     top = np.iinfo(np.int64).max
-    feeds = {"shape": np.array([2, 3], np.int64), "square": np.zeros((3, 4), np.float32),
+    feeds: dict[str, np.ndarray] = {"shape": np.array([2, 3], np.int64), "square": np.zeros((3, 4), np.float32),
              "start": np.array(top - 1, np.int64), "limit": np.array(top, np.int64), "delta": np.array(1, np.int64)}
     halves, lowest, eye, steps, count = run_network(executable, generated, feeds, repeats=1)[0]
     assert np.array_equal(np.asarray(halves).reshape(-1), np.full(6, -2.5, np.float16))

@@ -32,6 +32,7 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
 )
+from deeploy_generic_c.ops._scalar_parameters import ScalarParameters
 
 CAST_TEMPLATE = NodeTemplate("${code}", headers=("stdint.h", "dcg_cast.h"))
 
@@ -92,12 +93,14 @@ class ConvertingCastParser(NodeParser):
         return {"code": code, "size": y.numel, "conversion": f"{x.dtype} -> {y.dtype}"}
 
 
-_CONVERTING = NodeMapper(ConvertingCastParser(), (NodeBinding(NodeTypeChecker((None, None), (None,)), CAST_TEMPLATE),),
-                         name="Cast converting")
+_CONVERTING_BINDING = NodeBinding(NodeTypeChecker((None, None), (None,)), CAST_TEMPLATE)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Cast": (*ALIAS_MAPPERS["Cast"], _CONVERTING),
-    "CastLike": (*ALIAS_MAPPERS["Cast"], _CONVERTING),
+    # Cast is element-wise for the tiler by its op type (deeploy_core.tiling.constraints.ELEMENTWISE_OPS)
+    "Cast": (*ALIAS_MAPPERS["Cast"], NodeMapper(ConvertingCastParser(), (_CONVERTING_BINDING,), name="Cast converting")),
+    # CastLike's second input only names the type: every tile gets it whole (exporters give a one-element constant)
+    "CastLike": (*ALIAS_MAPPERS["Cast"], NodeMapper(ConvertingCastParser(), (_CONVERTING_BINDING,),
+                                                    name="Cast converting", tile_constraint=ScalarParameters(1))),
 }
 
 NODE_TESTED = ("CastLike",)
