@@ -6,8 +6,9 @@ this module adds the other kinds and types.  Float32 sums accumulate in double
 (a long row summed in float loses digits that numpy's pairwise sum keeps);
 LogSumExp subtracts the row's largest finite value before exponentiating, so it
 neither overflows nor underflows to log(0).  Integer results wrap as numpy's do
-(see ``_axis_loops``), integer means truncate toward zero like numpy's
-``mean(dtype=int)``; bool Max/Min are any/all.
+(see ``_axis_loops``); bool Max/Min are any/all.  Integer ReduceMean, and
+ReduceSum into int32, stay ``integer.py``'s (Deeploy's integer semantics, tried
+first).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from deeploy_generic_c.ops._strided import block
 FLOATS = (FLOAT32, FLOAT64)
 INTEGERS = (INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64)
 NUMERIC = FLOATS + INTEGERS
+WIDE = FLOATS + (INT32, INT64, UINT32, UINT64)
+"""The types ONNX's reductions take (ReduceMax/Min also int8, uint8 and bool)."""
 
 Passes = list[tuple[list[str], str]]
 Plan = tuple[Passes, list[str]]
@@ -98,19 +101,15 @@ def _float_plan(dtype: DataType, kind: str, count: int) -> Plan:
 
 
 def _integer_plan(dtype: DataType, kind: str, count: int) -> Plan:
-    if kind not in ("sum", "mean", "sum_square", "l1", "prod"):
+    """Sums and products in ``uint64_t``, wrapped back into ``dtype`` (numpy's and ONNX's integer results)."""
+    if kind not in ("sum", "sum_square", "l1", "prod"):
         raise NodeMismatch("dtype", f"{dtype} input: the kernel takes float32 or float64")
     absolute = "v < 0 ? 0u - (uint64_t)v : (uint64_t)v" if dtype.signed else "(uint64_t)v"
-    steps = {"sum": "acc += (uint64_t)v;", "mean": "acc += (uint64_t)v;",
+    steps = {"sum": "acc += (uint64_t)v;",
              "sum_square": "acc += (uint64_t)v * (uint64_t)v;", "l1": f"acc += {absolute};",
              "prod": "acc *= (uint64_t)v;"}
     start = "uint64_t acc = 1u;" if kind == "prod" else "uint64_t acc = 0u;"
-    wrapped = f"const {dtype.c_type} total = {narrowed(dtype, 'acc')};"
-    if kind != "mean":
-        return [([start], steps[kind])], [wrapped, "dst[o] = total;"]
-    divisor = f"INT64_C({count})" if dtype.bits == 64 and dtype.signed else str(count)
-    value = f"({dtype.c_type})(total / {divisor})" if count else f"({dtype.c_type})0"
-    return [([start], steps[kind])], [wrapped, f"dst[o] = {value};"]
+    return [([start], steps[kind])], [f"const {dtype.c_type} total = {narrowed(dtype, 'acc')};", "dst[o] = total;"]
 
 
 def plan(dtype: DataType, kind: str, count: int) -> Plan:
@@ -167,13 +166,13 @@ class TypedReduceParser(NodeParser):
 TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h", "stdint.h"))
 
 KINDS: dict[str, tuple[str, tuple[DataType, ...]]] = {
-    "ReduceSum": ("sum", NUMERIC),
-    "ReduceMean": ("mean", NUMERIC),
-    "ReduceMax": ("max", NUMERIC + (BOOL,)),
-    "ReduceMin": ("min", NUMERIC + (BOOL,)),
-    "ReduceProd": ("prod", NUMERIC),
-    "ReduceSumSquare": ("sum_square", NUMERIC),
-    "ReduceL1": ("l1", NUMERIC),
+    "ReduceSum": ("sum", WIDE),
+    "ReduceMean": ("mean", FLOATS),  # integer means are integer.py's (Deeploy's rounding, tried first)
+    "ReduceMax": ("max", WIDE + (INT8, UINT8, BOOL)),
+    "ReduceMin": ("min", WIDE + (INT8, UINT8, BOOL)),
+    "ReduceProd": ("prod", WIDE),
+    "ReduceSumSquare": ("sum_square", WIDE),
+    "ReduceL1": ("l1", WIDE),
     "ReduceL2": ("l2", FLOATS),
     "ReduceLogSum": ("log_sum", FLOATS),
     "ReduceLogSumExp": ("log_sum_exp", FLOATS),
