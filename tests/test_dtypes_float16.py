@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import TensorProto
 
+from deeploy_core.codegen.literals import c_array_values
 from deeploy_core.codegen.weight_literals import bit_pattern_rows, bits_c_type, has_bit_patterns
 from deeploy_core.ir.dtypes import FLOAT16, FLOAT32, UINT16, from_name, from_numpy, from_onnx
 
@@ -25,3 +26,8 @@ def test_float16_weights_are_written_as_exact_bit_patterns() -> None:
     values = np.array([1.5, -0.0, 65504.0, np.inf], dtype=np.float16)
     assert has_bit_patterns(values.dtype) and bits_c_type(values.dtype) == "uint16_t"
     assert bit_pattern_rows(values) == "0x3e00,0x8000,0x7bff,0x7c00,"
+
+
+def test_float16_literals_in_code_are_bit_patterns_too() -> None:
+    """Kernels write constants such as Pad's value with c_array_values: a float16 must be its bits there as well."""
+    assert c_array_values(np.array([1.5, -2.0], dtype=np.float16)) == "15872, 49152"

@@ -28,6 +28,8 @@ def _float_literal(value: float, suffix: str) -> str:
 def c_array_values(values: np.ndarray) -> str:
     """The comma-separated initializer of ``values`` (flattened, C order), wrapped in lines."""
     flat = np.ascontiguousarray(values).reshape(-1)
+    if flat.dtype == np.float16:  # carried as its bit pattern in uint16_t (deeploy_core.ir.dtypes.FLOAT16)
+        flat = flat.view(np.uint16)
     if flat.dtype.kind == "f":
         suffix = "f" if flat.dtype == np.float32 else ""
         items = [_float_literal(value, suffix) for value in flat.tolist()]
