@@ -14,7 +14,8 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' $(addprefix -e ,$(PLUGIN_PROJECTS))
 	touch $@
 
-# The optional test extra for tests/models (torch, torchvision, timm, onnxscript; exact pins in pyproject.toml).
+# The optional test extra for tests/models (torch, torchvision, timm, onnxscript, transformers; exact pins in
+# pyproject.toml).
 models: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[models]'
 
