@@ -139,3 +139,21 @@ def test_castlike_takes_the_type_of_a_float16_constant_and_float16_weights_are_b
     with np.errstate(over="ignore"):
         want = np.concatenate([x.astype(np.float16), weights]).astype(np.float32)
     _same(got, want, "CastLike and float16 weights")
+
+
+def test_saturate_only_concerns_float8_so_both_values_give_the_same_saturating_code(
+    tmp_path: Path, generic_c_host: PluginHost
+) -> None:
+    """ONNX's ``saturate`` applies to float8 targets only; a float -> int8 Cast saturates (as documented) either way."""
+    generated_files = []
+    for saturate in (0, 1):
+        node = helper.make_node("Cast", ["x"], ["y"], name="cast", to=TensorProto.INT8, saturate=saturate)
+        graph = helper.make_graph([node], "cast", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.INT8, [4])])
+        (tmp_path / str(saturate)).mkdir()
+        path = tmp_path / str(saturate) / "cast.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
+        _, generated = compile_model(path, CompileOptions(platform="generic-c"), generic_c_host)
+        generated_files.append(generated.files)
+    assert generated_files[0] == generated_files[1]
+    assert any("dcg_f64_to_i8(" in text for text in generated_files[0].values())
