@@ -12,6 +12,7 @@ documented rule of ops/gather_scatter.py), constant ones are refused.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -52,7 +53,7 @@ class _Graph:
         self.constants.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
-    def op(self, op_type: str, inputs: list[str], name: str, **attributes: object) -> None:
+    def op(self, op_type: str, inputs: list[str], name: str, **attributes: Any) -> None:
         self.nodes.append(helper.make_node(op_type, inputs, [name], name=name, **attributes))
         self.outputs.append(name)
 
@@ -155,13 +156,19 @@ def test_every_op_moves_every_carried_type(tmp_path: Path, generic_c_host: Plugi
     _assert_same(_compile_and_run(model, feeds, generic_c_host, tmp_path, runtime_cache), expected)
 
 
+def _clamped(indices: np.ndarray, length: int) -> np.ndarray:
+    """The documented rule: negative indices count from the end, then clamp to the axis."""
+    return np.clip(np.where(indices < 0, indices + length, indices), 0, length - 1)
+
+
 def test_run_time_indices_outside_their_axis_are_clamped(tmp_path: Path, generic_c_host: PluginHost,
                                                          runtime_cache: Path) -> None:
     """Indices fed at run time: negative ones count from the end, beyond the axis they read its nearest end."""
     data = np.arange(24, dtype=np.int16).reshape(2, 3, 4)
-    bad = {"gather": np.array([7, -9, -1, 2], np.int32), "elements": np.array([[[5], [-7], [1]]] * 2, np.int64),
-           "nd": np.array([[9, -1], [-8, 2]], np.int64), "scatter": np.array([[[40, -40, 2, -1]]] * 2, np.int32),
-           "lens": np.array([9, -3], np.int64)}
+    bad: dict[str, np.ndarray] = {
+        "gather": np.array([7, -9, -1, 2], np.int32), "elements": np.array([[[5], [-7], [1]]] * 2, np.int64),
+        "nd": np.array([[9, -1], [-8, 2]], np.int64), "scatter": np.array([[[40, -40, 2, -1]]] * 2, np.int32),
+        "lens": np.array([9, -3], np.int64)}
     graph = _Graph()
     graph.op("Gather", ["data", "gather"], "gathered", axis=2)
     graph.op("GatherElements", ["data", "elements"], "elements_out", axis=2)
@@ -171,13 +178,9 @@ def test_run_time_indices_outside_their_axis_are_clamped(tmp_path: Path, generic
     graph.op("ReverseSequence", ["data", "lens"], "reversed", batch_axis=0, time_axis=2)
     feeds = {"data": data, **bad}
     model = _model(graph, feeds)
-    clamped = {"data": data, "gather": np.clip(np.where(bad["gather"] < 0, bad["gather"] + 4, bad["gather"]), 0, 3),
-               "elements": np.clip(np.where(bad["elements"] < 0, bad["elements"] + 4, bad["elements"]), 0, 3),
-               "nd": np.stack([np.clip(np.where(bad["nd"][:, 0] < 0, bad["nd"][:, 0] + 2, bad["nd"][:, 0]), 0, 1),
-                               np.clip(np.where(bad["nd"][:, 1] < 0, bad["nd"][:, 1] + 3, bad["nd"][:, 1]), 0, 2)],
-                              axis=1),
-               "scatter": np.clip(np.where(bad["scatter"] < 0, bad["scatter"] + 3, bad["scatter"]), 0, 2),
-               "lens": np.clip(bad["lens"], 0, 4)}
+    clamped = {"data": data, "gather": _clamped(bad["gather"], 4), "elements": _clamped(bad["elements"], 4),
+               "nd": np.stack([_clamped(bad["nd"][:, 0], 2), _clamped(bad["nd"][:, 1], 3)], axis=1),
+               "scatter": _clamped(bad["scatter"], 3), "lens": np.clip(bad["lens"], 0, 4)}
     expected = dict(zip(graph.outputs, ReferenceEvaluator(model).run(None, clamped)))
     _assert_same(_compile_and_run(model, feeds, generic_c_host, tmp_path, runtime_cache), expected)
 
@@ -204,7 +207,7 @@ def test_one_hot_reads_run_time_indices_of_any_type(tmp_path: Path, generic_c_ho
     ("GatherND", {"indices": np.array([[2, 0]], np.int64)}, {}),
 ])
 def test_constant_indices_outside_the_axis_are_refused(op: str, inputs: dict[str, np.ndarray],
-                                                       attributes: dict[str, object], tmp_path: Path,
+                                                       attributes: dict[str, Any], tmp_path: Path,
                                                        generic_c_host: PluginHost) -> None:
     graph = _Graph()
     graph.op(op, ["data", graph.constant("indices", inputs["indices"])], "y", **attributes)
