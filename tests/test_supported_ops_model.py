@@ -52,12 +52,12 @@ def mixed_model(path: Path) -> Path:
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
              helper.make_node("Conv", ["r", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
              helper.make_node("Det", ["c"], ["d"], name="det"),
-             helper.make_node("Abs", ["i"], ["a"], name="abs_int"),
+             helper.make_node("Abs", ["i"], ["a"], name="abs_half"),
              helper.make_node("ConvTranspose", ["v", "w3"], ["t"], name="deconv_3d")]
     return save(path, nodes,
-                [value("x", TensorProto.FLOAT, [1, 4, 8, 8]), value("i", TensorProto.INT32, [2, 5]),
+                [value("x", TensorProto.FLOAT, [1, 4, 8, 8]), value("i", TensorProto.FLOAT16, [2, 5]),
                  value("v", TensorProto.FLOAT, [1, 2, 4, 4, 4])],
-                [value("d", TensorProto.FLOAT, [1]), value("a", TensorProto.INT32, [2, 5]),
+                [value("d", TensorProto.FLOAT, [1]), value("a", TensorProto.FLOAT16, [2, 5]),
                  value("t", TensorProto.FLOAT, [1, 2, 6, 6, 6])], [weights, deconv])
 
 
@@ -77,17 +77,17 @@ def test_each_node_is_supported_or_says_why_not_on_every_installed_platform(tmp_
     report = json.loads(outcome.stdout)
     assert report["platforms"] == list(PLATFORMS) and report["supported"] is False
     assert [(node["name"], node["op"], node["domain"]) for node in report["nodes"]] == [
-        ("relu", "Relu", ""), ("conv", "Conv", ""), ("det", "Det", ""), ("abs_int", "Abs", ""),
+        ("relu", "Relu", ""), ("conv", "Conv", ""), ("det", "Det", ""), ("abs_half", "Abs", ""),
         ("deconv_3d", "ConvTranspose", "")]
     found = verdicts(outcome)
     for platform in PLATFORMS:
         kinds = {name: found[name][platform]["kind"] for name in found}
-        assert kinds == {"relu": "supported", "conv": "supported", "det": "no-mapper", "abs_int": "types",
+        assert kinds == {"relu": "supported", "conv": "supported", "det": "no-mapper", "abs_half": "types",
                          "deconv_3d": "parser"}
         assert found["conv"][platform]["kernel"] == "Conv float32 (float32, float32, float32 -> float32)"
         assert "no mapper for op Det" in found["det"][platform]["reason"]
-        types = found["abs_int"][platform]["reason"]
-        assert "int32 -> int32" in types and "Abs float32" in types, types
+        types = found["abs_half"][platform]["reason"]
+        assert "float16 -> float16" in types and "Abs float32" in types, types
         assert "3-D transposed convolution is not supported" in found["deconv_3d"][platform]["reason"]
 
 
