@@ -190,16 +190,18 @@ def test_one_hot_reads_run_time_indices_of_any_type(tmp_path: Path, generic_c_ho
     """Float indices truncate toward zero; NaN, infinities and indices outside [-depth, depth) give an all-off row."""
     floats = np.array([[0.0, 2.9, -1.0, -3.5], [np.nan, np.inf, -np.inf, 1e30]], np.float32)
     small = np.array([[1, -1, 3, -4], [-3, 0, 127, -128]], np.int8)
+    large = np.array([[0, 1, 2, 3], [2**63, 2**64 - 1, 2**64 - 3, 2]], np.uint64)
     graph = _Graph()
     depth, values = graph.constant("depth", np.array(3.0, np.float32)), graph.constant("values", np.array([-5, 7], np.int16))
     graph.op("OneHot", ["floats", depth, values], "from_floats", axis=0)
     graph.op("OneHot", ["small", depth, values], "from_int8")
-    model = _model(graph, {"floats": floats, "small": small})
+    graph.op("OneHot", ["large", depth, values], "from_uint64", axis=-2)
+    model = _model(graph, {"floats": floats, "small": small, "large": large})
     truncated = np.where(np.isfinite(floats) & (np.abs(floats) < 10), floats, 99).astype(np.int64)
     expected = dict(zip(graph.outputs, ReferenceEvaluator(model).run(None, {"floats": truncated.astype(np.float32),
-                                                                           "small": small})))
-    _assert_same(_compile_and_run(model, {"floats": floats, "small": small}, generic_c_host, tmp_path,
-                                  runtime_cache), expected)
+                                                                           "small": small, "large": large})))
+    _assert_same(_compile_and_run(model, {"floats": floats, "small": small, "large": large}, generic_c_host,
+                                  tmp_path, runtime_cache), expected)
 
 
 @pytest.mark.parametrize("op, inputs, attributes", [

@@ -17,6 +17,7 @@ import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
     BOOL,
+    DataType,
     NetworkContext,
     NodeMapper,
     NodeMismatch,
@@ -30,9 +31,12 @@ from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._strided import block, normalise_axis, typed_views
 
 
-def _position(indices_type_is_float: bool, depth: int) -> str:
+def _position(indices: DataType, depth: int) -> str:
     """``int64_t v`` = the index as a position in ``[0, depth)``, or ``depth`` (matches nothing) when outside."""
-    if indices_type_is_float:
+    if not indices.signed:  # compared before any conversion: a uint64 index beyond INT64_MAX is simply outside
+        return (f"const int64_t v = (uint64_t)ind[o * inner + i] < (uint64_t){depth} ? (int64_t)ind[o * inner + i] "
+                f": {depth};")
+    if indices.is_float:
         return (f"const double f = (double)ind[o * inner + i]; "
                 f"int64_t v = (f > -{depth + 1}.0 && f < {depth}.0) ? (int64_t)f : {depth}; "
                 f"if (v < 0) v += {depth};")
@@ -69,7 +73,7 @@ class OneHotParser(NodeParser):
             f"const int32_t inner = {inner};",
             f"for (int32_t o = 0; o < {outer}; ++o) {{",
             "    for (int32_t i = 0; i < inner; ++i) {",
-            "        " + _position(indices.dtype.is_float, depth),
+            "        " + _position(indices.dtype, depth),
             f"        for (int32_t d = 0; d < {depth}; ++d) dst[(o * {depth} + d) * inner + i] = "
             f"values[v == d ? 1 : 0];",
             "    }",
