@@ -43,6 +43,7 @@ from onnx import shape_inference
 
 from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declarations
 from deeploy_core.frontend.errors import ModelImportError
+from deeploy_core.frontend.fold_candidates import may_fold
 from deeploy_core.frontend.unknown_shapes import Dims, is_static, tensor_dims
 
 FOLD_LIMIT_BYTES = 16 << 20
@@ -221,6 +222,8 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
             inferred = _infer(_copy(model), declared)
         except Exception:  # noqa: BLE001 - as above
             return removed
+        if not may_fold(inferred.graph, KEPT_OPS):
+            return removed  # the next round would fold nothing (and cost as much as a productive one)
     return removed
 
 
