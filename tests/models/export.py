@@ -27,7 +27,8 @@ EXPORTERS = ("legacy", "dynamo")
 OPSET = 17
 SEED = 0
 CALIBRATION_BATCHES = 4
-_SOURCES = (Path(__file__), Path(__file__).with_name("zoo.py"), Path(__file__).with_name("torchvision_without_ops.py"))
+_SOURCES = (Path(__file__), Path(__file__).with_name("zoo.py"), Path(__file__).with_name("torchvision_without_ops.py"),
+            Path(__file__).with_name("small_networks.py"))
 _LIBRARIES = ("torch", "torchvision", "timm", "onnx", "onnxscript", "onnxruntime")
 
 

@@ -26,6 +26,8 @@ CLASSES = 10
 IMAGE = (1, 3, 32, 32)
 SEQUENCE = (1, 8, 16)
 """Batch, time steps, features of the recurrent models' input."""
+FEATURE_FRAMES = (1, 10, 32)
+"""Batch, features, frames of the keyword spotter's input (Conv1d's channels-first layout)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,17 @@ def _recurrent(kind: str) -> Callable[[], torch.nn.Module]:
     return build
 
 
+def _small_network(name: str) -> Callable[[], torch.nn.Module]:
+    """A network of :mod:`tests.models.small_networks` (imported here: it needs torch)."""
+
+    def build() -> torch.nn.Module:
+        from tests.models import small_networks
+
+        return getattr(small_networks, name)()  # type: ignore[no-any-return]
+
+    return build
+
+
 ZOO: tuple[ZooModel, ...] = (
     ZooModel("resnet18", _torchvision("resnet18"), heavy=True),
     ZooModel("resnet18_narrow", _narrow_resnet18),
@@ -135,6 +148,11 @@ ZOO: tuple[ZooModel, ...] = (
     ZooModel("efficientvit_b0", _timm("efficientvit_b0")),
     ZooModel("lstm", _recurrent("lstm"), SEQUENCE),
     ZooModel("gru", _recurrent("gru"), SEQUENCE),
+    ZooModel("unet", _small_network("UNet")),
+    ZooModel("keyword_spotter", _small_network("KeywordSpotter"), FEATURE_FRAMES),
+    ZooModel("separable_se_cnn", _small_network("SeparableSqueezeExcite")),
+    # what bench/folding_cost.py times: ~1,200 nodes of TorchScript shape arithmetic; validated with -m heavy_model
+    ZooModel("mobilevit_traced_sizes", _small_network("TracedSizeMobileViT"), (1, 3, 64, 64), heavy=True),
 )
 BY_NAME = {model.name: model for model in ZOO}
 
