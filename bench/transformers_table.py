@@ -3,10 +3,11 @@
 One row per model and exporter (``tests/models/transformers_cases.py``):
 whether it validates on generic-c and, for the CNN-like ones, on pulp-cluster
 (``-`` where a platform is not tried), the largest error relative to the
-output's max ``|value|``, and the compiler's time (seconds, its stages only;
-the worst of the platforms).  Refused cases show ``refused``, with the
-compiler's one-line error listed under the table.  Needs the ``models`` extra
-with transformers (``make models``); exports are cached as the tests'.
+output's max ``|value|`` (the worst platform), and the compiler's time per
+platform (seconds, its stages only: no gcc, no run).  Refused cases show
+``refused``, with the compiler's one-line error listed under the table.
+Needs the ``models`` extra with transformers (``make models``); exports are
+cached as the tests'.
 
     python bench/transformers_table.py [--filter TEXT] [--markdown]
 """
@@ -68,12 +69,13 @@ def main() -> int:
             rows.setdefault((case.model.name, case.exporter), {})[case.platform] = cell
             if failure:
                 failures.append(f"{case.id}: {cell[0]}: {failure}")
-    table = [["model", "exporter", *PLATFORMS, "max rel error", "compile (s)"]]
+    table = [["model", "exporter", *PLATFORMS, "max rel error", f"compile s ({' / '.join(PLATFORMS)})"]]
     for (model, exporter), cells in rows.items():
         errors = [cell[1] for cell in cells.values() if cell[1] is not None]
-        seconds = [cell[2] for cell in cells.values() if cell[2] is not None]
+        seconds = [cells.get(platform, ("-", None, None))[2] for platform in PLATFORMS]
         table.append([model, exporter, *(cells.get(platform, ("-", None, None))[0] for platform in PLATFORMS),
-                      f"{max(errors):.2g}" if errors else "-", f"{max(seconds):.1f}" if seconds else "-"])
+                      f"{max(errors):.2g}" if errors else "-",
+                      " / ".join("-" if value is None else f"{value:.1f}" for value in seconds)])
     print_table(table, arguments.markdown)
     if failures:
         print("\nfailures:")
