@@ -3,10 +3,11 @@
 onnx-graphsurgeon's ``basic`` partitioning copied the whole graph and opened
 a session for every folded node, so a TorchScript export with a few hundred
 shape nodes spent seconds there (issue 31, item 4).  Folding now evaluates
-all constants of a round in one session and falls back to partitioning only
-when that session fails; these tests count copies and sessions (timings are
-``bench/folding_cost.py``'s business) and check the fallback still folds
-what it can.
+all constants of a round in one session, falls back to partitioning only
+when that session fails, and skips the last round when nothing could fold;
+these tests count copies and sessions (timings are
+``bench/folding_cost.py``'s business), check the fallback still folds what
+it can and that a round is skipped only when nothing could fold.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from deeploy_core.frontend.shape_folding import fold_shape_arithmetic
+from deeploy_core.frontend.fold_candidates import may_fold
+from deeploy_core.frontend.shape_folding import KEPT_OPS, fold_shape_arithmetic
 
 
 def _constant(nodes: list[onnx.NodeProto], name: str, value: object) -> str:
@@ -97,7 +99,41 @@ def test_copies_and_sessions_do_not_grow_with_the_folded_nodes(counts: Counter[s
     for model in (few, many):
         assert {node.op_type for node in model.graph.node} == {"Reshape"}, "every chain folds away"
     assert few_counts == many_counts, f"2 chains: {few_counts}, 16 chains: {many_counts}"
-    assert many_counts["sessions"] <= 2, many_counts  # one round folds everything, the next finds nothing new
+    # one round folds everything; the round after it, which would find nothing, is not run
+    assert many_counts == {"copies": 1, "sessions": 1}, many_counts
+
+
+def _branch(value: float) -> onnx.GraphProto:
+    return helper.make_graph([helper.make_node("Constant", [], ["out"], value_float=value)], "branch", [],
+                             [helper.make_tensor_value_info("out", TensorProto.FLOAT, [])])
+
+
+def test_a_round_is_skipped_only_when_nothing_could_fold() -> None:
+    """may_fold answers no for the folded graph and yes for each kind of work onnx-graphsurgeon's passes do."""
+    folded = halved_reshapes(2)
+    fold_shape_arithmetic(folded)
+    assert not may_fold(folded.graph, KEPT_OPS)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    int_x = helper.make_tensor_value_info("n", TensorProto.INT64, [2])
+    weight = numpy_helper.from_array(np.ones(2, np.float32), "w")
+    graphs = {
+        "Constant node": helper.make_graph([helper.make_node("Constant", [], ["c"], value_int=1),
+                                            helper.make_node("Add", ["n", "c"], ["y"])], "g", [int_x], []),
+        "initializers only": helper.make_graph([helper.make_node("Neg", ["w"], ["y"])], "g", [], [],
+                                               initializer=[weight]),
+        "Shape of a ranked tensor": helper.make_graph([helper.make_node("Shape", ["x"], ["y"])], "g", [x], []),
+        "Cast to float into arithmetic": helper.make_graph(
+            [helper.make_node("Cast", ["n"], ["f"], to=TensorProto.FLOAT), helper.make_node("Div", ["f", "f"], ["y"])],
+            "g", [int_x], []),
+        "a node with a subgraph": helper.make_graph(
+            [helper.make_node("If", ["b"], ["y"], then_branch=_branch(1.0), else_branch=_branch(2.0))], "g",
+            [helper.make_tensor_value_info("b", TensorProto.BOOL, [])], []),
+    }
+    for reason, graph in graphs.items():
+        assert may_fold(graph, KEPT_OPS), reason
+    kept = helper.make_graph([helper.make_node("DequantizeLinear", ["w", "w"], ["y"])], "g", [], [],
+                             initializer=[weight])
+    assert not may_fold(kept, KEPT_OPS), "an op folding keeps is no work"
 
 
 def test_a_subgraph_onnx_runtime_refuses_leaves_the_others_folded(counts: Counter[str]) -> None:
