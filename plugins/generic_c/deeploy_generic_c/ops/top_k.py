@@ -1,4 +1,7 @@
-"""TopK with a constant k, for every numeric element type: values and int64 indices, always sorted.
+"""TopK for every numeric element type: values and int64 indices, always sorted.
+
+k is a constant, or (a run-time input) the length of the outputs' declared
+static shape along the axis, which is all a fixed-size output can hold.
 
 Each row keeps its best k in the outputs themselves, by insertion: an element
 goes after every kept one that is at least as good, so of equal values the
@@ -41,21 +44,20 @@ def better(largest: bool, is_float: bool, v: str, w: str) -> str:
 
 
 class TopKParser(NodeParser):
-    """k a constant input, axis, largest, sorted (always sorted)."""
+    """k a constant (or the outputs' static length), axis, largest, sorted (always sorted)."""
 
     inputs = (2, 2)
     outputs = (2, 2)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, values, indices = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name], ctxt[node.outputs[1].name]
-        k_values = ctxt[node.inputs[1].name].values
-        if k_values is None:
-            raise NodeMismatch("shape", "k must be a constant")
         shape = tuple(int(d) for d in x.shape)
         if not shape:
             raise NodeMismatch("shape", "the input is a scalar: there is no axis to search")
         axis = normalise_axis(int(attribute(node, "axis", -1)), len(shape))
-        k = int(np.asarray(k_values).reshape(-1)[0])
+        k_values = ctxt[node.inputs[1].name].values
+        # A run-time k must be the one the static output shape was declared with (the outputs' size is fixed).
+        k = int(np.asarray(k_values).reshape(-1)[0]) if k_values is not None else int(values.shape[axis])
         outer, length, inner = axis_geometry(shape, axis)
         if not 1 <= k <= length:
             raise NodeMismatch("attribute", f"k={k} is outside 1..{length} (the length of axis {axis})")
