@@ -170,13 +170,13 @@ def test_float64_activations_read_their_attributes(generic_c_host: PluginHost, r
         outputs = {
             "leaky": np.where(x >= 0, x, 0.2 * x), "elu": np.where(x >= 0, x, 0.5 * np.expm1(x)),
             "hsig": np.clip(0.3 * x + 0.4, 0, 1), "celu": np.where(x32 >= 0, x32, 2.0 * np.expm1(x32 / 2.0)),
-            "softplus": np.logaddexp(0, x), "mish": x * np.tanh(np.logaddexp(0, x)),
+            "softplus": np.logaddexp(0, x), "selu": 1.5 * np.where(x > 0, x, 2.0 * np.expm1(x)),
             "isinf": np.isneginf(x * np.inf),
         }
     nodes = [helper.make_node("LeakyRelu", ["x"], ["leaky"], alpha=0.2), helper.make_node("Elu", ["x"], ["elu"], alpha=0.5),
              helper.make_node("HardSigmoid", ["x"], ["hsig"], alpha=0.3, beta=0.4),
              helper.make_node("Celu", ["x32"], ["celu"], alpha=2.0),
-             helper.make_node("Softplus", ["x"], ["softplus"]), helper.make_node("Mish", ["x"], ["mish"]),
+             helper.make_node("Softplus", ["x"], ["softplus"]), helper.make_node("Selu", ["x"], ["selu"], alpha=2.0, gamma=1.5),
              helper.make_node("Mul", ["x", "inf"], ["scaled"]),
              helper.make_node("IsInf", ["scaled"], ["isinf"], detect_positive=0)]
     inputs = {"x": x, "x32": x32, "inf": np.full((9,), np.inf)}

@@ -1,5 +1,5 @@
 """Float unary math in float32 and float64 (trigonometric, hyperbolic, Celu, Selu, Shrink, Softsign,
-ThresholdedRelu, Mish), the float64 forms of ``elementwise``'s float32 activations, and PRelu with a
+ThresholdedRelu; Mish written but left to the example plugin), the float64 forms of ``elementwise``'s float32 activations, and PRelu with a
 numpy-broadcast slope.
 
 Each op is one C expression of the element ``x`` written once for both
@@ -76,7 +76,14 @@ FLOAT32_ELSEWHERE = ("Tanh", "Sqrt", "Exp", "Log", "Erf", "Floor", "Ceil", "Roun
                      "Softplus", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu")
 """``elementwise`` has float32 kernels of these; here they are float64 only."""
 
-NODE_TESTED = tuple(op for op in EXPRESSIONS if op not in FLOAT32_ELSEWHERE) + ("PRelu",)
+LEFT_TO_THE_EXAMPLE_PLUGIN = ("Mish",)
+"""Not registered: examples/operator-plugin adds Mish to the platforms, and its tests (tests/test_operator_plugin_
+example.py, test_report_schema.py) need a platform without it.  The expression stays so that registering it is one
+line once the example moves to another op."""
+
+REGISTERED = tuple(op for op in EXPRESSIONS if op not in LEFT_TO_THE_EXAMPLE_PLUGIN)
+
+NODE_TESTED = tuple(op for op in REGISTERED if op not in FLOAT32_ELSEWHERE) + ("PRelu",)
 
 
 class FloatUnaryParser(TypedElementwiseParser):
@@ -105,6 +112,6 @@ class PReluParser(TypedElementwiseParser):
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     op: typed_mapper(FloatUnaryParser(op), shared_type((FLOAT64,) if op in FLOAT32_ELSEWHERE else FLOATS),
                      f"{op} float64" if op in FLOAT32_ELSEWHERE else f"{op} float32/float64")
-    for op in EXPRESSIONS
+    for op in REGISTERED
 }
 MAPPERS["PRelu"] = typed_mapper(PReluParser(), shared_type(FLOATS), "PRelu float32/float64")
