@@ -26,12 +26,14 @@ import pytest
 
 from deeploy_core.errors import DeeployError
 from deeploy_core.plugins import PluginHost
+from tests.models import transformers_export
 from tests.models.transformers_cases import KNOWN_FAILURES, TransformersCase, transformers_cases, \
     validate_transformers_case
+from tests.models.transformers_models import TRANSFORMERS_MODELS
 
 # Looked up without importing it (transformers takes seconds to import; only the exports need it).
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
-                                reason="transformers is not installed: tests/models needs the 'models' extra")
+needs_transformers = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
+                                        reason="transformers is not installed: tests/models needs the 'models' extra")
 
 
 def _param(case: TransformersCase) -> object:
@@ -43,8 +45,26 @@ def _param(case: TransformersCase) -> object:
     return pytest.param(case, id=case.id, marks=marks)
 
 
+@needs_transformers
 @pytest.mark.parametrize("case", [_param(case) for case in transformers_cases()])
 def test_transformers_export_matches_onnx_runtime(case: TransformersCase, models_host: PluginHost,
                                                   models_runtime_cache: Path) -> None:
     result = validate_transformers_case(case, models_host, models_runtime_cache)
     assert result.outcome.ok, f"{case.id}: {result.outcome.describe()}"
+
+
+def test_the_export_key_changes_with_the_transformers_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = transformers_export.metadata.version
+    monkeypatch.setattr(transformers_export.metadata, "version", lambda name: "0.0.1")
+    older = transformers_export.cache_key()
+    monkeypatch.setattr(transformers_export.metadata, "version", real)
+    assert transformers_export.cache_key() != older
+
+
+def test_cases_cover_every_model_on_generic_c_and_the_cnn_like_ones_on_the_cluster() -> None:
+    cases = transformers_cases()
+    assert {(case.model.name, case.exporter) for case in cases if case.platform == "generic-c"} == {
+        (model.name, exporter) for model in TRANSFORMERS_MODELS for exporter in ("legacy", "dynamo")}
+    assert {case.model.name for case in cases if case.platform == "pulp-cluster"} == {"mobilevit", "convnext",
+                                                                                       "segformer"}
+    assert sum(not case.heavy for case in cases) == 2, "CI's default run keeps two cases"
