@@ -73,10 +73,12 @@ class DropoutMaskParser(NodeParser):
     """A mask output: ``y = x`` copied, ``mask`` all true."""
 
     inputs = (1, 3)
-    outputs = (2, 2)
+    outputs = (1, 2)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         check_inference(node, ctxt)
+        if len(node.outputs) < 2 or not node.outputs[1].name:
+            raise NodeMismatch("shape", "no mask output: y is a view of x")
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         mask = ctxt[node.outputs[1].name]
         code = (f"for (int32_t i = 0; i < {y.numel}; ++i) {{ {y.c_name}[i] = {x.c_name}[i]; "
