@@ -26,10 +26,8 @@ DEFAULT_RUN = frozenset({("bert", "legacy", "generic-c"), ("convnext", "legacy",
 legacy exports, which take seconds where the dynamo exporter takes tens); the rest run with ``-m heavy_model``."""
 
 KNOWN_FAILURES: dict[str, str] = {
-    **{f"segformer-{exporter}-generic-c": "Resize (the decode head's bilinear upsampling) is not mapped yet"
-       for exporter in EXPORTERS},
-    **{f"segformer-{exporter}-pulp-cluster": "Resize has no tiling on the cluster: the decode head's first "
-       "upsampling needs its whole input and output in L1 (65667 bytes; L1 holds 65536)" for exporter in EXPORTERS},
+    f"segformer-{exporter}-pulp-cluster": "Resize has no tiling on the cluster: the decode head's first upsampling "
+    "needs its whole input and output in L1 (65667 bytes; L1 holds 65536)" for exporter in EXPORTERS
 }
 """Case id -> why the compiler refuses it today (an op no platform implements yet): the test expects that refusal."""
 
