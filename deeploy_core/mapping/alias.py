@@ -37,7 +37,8 @@ class AliasParser(NodeParser):
         return 0
 
 
-ALIAS_BINDING = NodeBinding(NodeTypeChecker((None, None), (None,)), NodeTemplate("/* view: no code */"))
+ALIAS_BINDING = NodeBinding(NodeTypeChecker((None, None), (None,), moves_storage_types=True),
+                            NodeTemplate("/* view: no code */"))
 ALIAS_MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     op: (NodeMapper(AliasParser(), (ALIAS_BINDING,), name=f"{op} (alias)"),) for op in ALIAS_OPS
 }

@@ -17,6 +17,10 @@ class NodeTypeChecker:
     inputs: tuple[DataType | None, ...]
     outputs: tuple[DataType | None, ...]
     variadic: bool = False
+    moves_storage_types: bool = False
+    """Whether ``None`` also accepts the storage-only types (float16, carried as ``uint16_t`` bits): only kernels
+    that move or convert elements without arithmetic (views, copies, Cast) say so, so a kernel written for
+    "any type" never computes on a float16's bits as if they were an integer."""
 
     def check(self, node: gs.Node, ctxt: NetworkContext) -> str | None:
         """``None`` when the node's tensor types fit, else the reason."""
@@ -24,6 +28,8 @@ class NodeTypeChecker:
             have = ctxt[tensor.name].dtype
             if want is not None and have != want:
                 return f"{label} {index} is {have}, the kernel takes {want}"
+            if want is None and have.storage_only and not self.moves_storage_types:
+                return f"{label} {index} is {have}, which the kernel does not compute on (only Cast and data movement do)"
         return None
 
     def refusal(self, node: gs.Node, ctxt: NetworkContext) -> Mismatch | None:

@@ -16,7 +16,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from deeploy_core.api import CompileOptions, compile_model
+from deeploy_core.api import CompileOptions, compile_model, validate_model
+from deeploy_core.midend.unsupported import UnsupportedModelError
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
 
@@ -157,3 +158,30 @@ def test_saturate_only_concerns_float8_so_both_values_give_the_same_saturating_c
         generated_files.append(generated.files)
     assert generated_files[0] == generated_files[1]
     assert any("dcg_f64_to_i8(" in text for text in generated_files[0].values())
+
+
+def test_float16_moves_through_views_and_copies_but_any_type_arithmetic_refuses_it(
+    tmp_path: Path, generic_c_host: PluginHost, runtime_cache: Path
+) -> None:
+    """float16 is uint16_t bits in C: Transpose/Concat/Cast take it (moves_storage_types), while a kernel for "any"
+    float such as QuantizeLinear refuses it instead of computing on the bits."""
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+             helper.make_node("Concat", ["t", "w"], ["y"], axis=0)]
+    graph = helper.make_graph(nodes, "moves", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4, 2])],
+                              initializer=[numpy_helper.from_array(np.array([[1.5, -2.0]], np.float16), "w")])
+    path = tmp_path / "moves.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
+    _, result = validate_model(path, CompileOptions(platform="generic-c"), generic_c_host, atol=0.0,
+                               cache_dir=runtime_cache)
+    assert result.ok, [(c.max_abs_error, c.scale) for c in result.comparisons]
+
+    quantize = helper.make_node("QuantizeLinear", ["x", "scale", "zero"], ["q"], name="quantize")
+    graph = helper.make_graph([quantize], "quantize", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4])],
+                              [helper.make_tensor_value_info("q", TensorProto.INT8, [4])],
+                              initializer=[numpy_helper.from_array(np.array(0.5, np.float16), "scale"),
+                                           numpy_helper.from_array(np.array(0, np.int8), "zero")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
+    with pytest.raises(UnsupportedModelError) as error:
+        compile_model(path, CompileOptions(platform="generic-c"), generic_c_host)
+    assert "input 0 is float16, which the kernel does not compute on" in error.value.nodes[0].describe()

@@ -93,7 +93,7 @@ class ConvertingCastParser(NodeParser):
         return {"code": code, "size": y.numel, "conversion": f"{x.dtype} -> {y.dtype}"}
 
 
-_CONVERTING_BINDING = NodeBinding(NodeTypeChecker((None, None), (None,)), CAST_TEMPLATE)
+_CONVERTING_BINDING = NodeBinding(NodeTypeChecker((None, None), (None,), moves_storage_types=True), CAST_TEMPLATE)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     # Cast is element-wise for the tiler by its op type (deeploy_core.tiling.constraints.ELEMENTWISE_OPS)

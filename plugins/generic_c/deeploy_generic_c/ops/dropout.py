@@ -86,7 +86,7 @@ class DropoutMaskParser(NodeParser):
         return {"code": code, "size": y.numel}
 
 
-_ANY = NodeTypeChecker((None, None, None), (None, None))
+_ANY = NodeTypeChecker((None, None, None), (None, None), moves_storage_types=True)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Dropout": (NodeMapper(DropoutViewParser(), (NodeBinding(_ANY, NodeTemplate("/* view: no code */")),),

@@ -119,7 +119,7 @@ def _single(parser: NodeParser, checker: NodeTypeChecker, name: str) -> tuple[No
     return (NodeMapper(parser, (NodeBinding(checker, CODE),), name=name),)
 
 
-_ANY = NodeTypeChecker((None,), (None,))
+_ANY = NodeTypeChecker((None,), (None,), moves_storage_types=True)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Size": _single(SizeParser(), _ANY, "Size"),

@@ -210,11 +210,13 @@ class GatherParser(NodeParser):
         }
 
 
-ANY = NodeTypeChecker((None,), (None,), variadic=True)
+ANY = NodeTypeChecker((None,), (None,), variadic=True, moves_storage_types=True)
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Transpose": single_binding(TransposeParser(), ANY, "Transpose any type"),
     "Concat": single_binding(ConcatParser(), ANY, "Concat any type"),
     "Slice": single_binding(SliceParser(), ANY, "Slice any type"),
-    "Pad": single_binding(PadParser(), NodeTypeChecker((None, INT64, None, None), (None,)), "Pad any type"),
-    "Gather": single_binding(GatherParser(), NodeTypeChecker((None, INT64), (None,)), "Gather any type"),
+    "Pad": single_binding(PadParser(), NodeTypeChecker((None, INT64, None, None), (None,), moves_storage_types=True),
+                          "Pad any type"),
+    "Gather": single_binding(GatherParser(), NodeTypeChecker((None, INT64), (None,), moves_storage_types=True),
+                             "Gather any type"),
 }

@@ -65,5 +65,5 @@ class SplitParser(NodeParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Split": single_binding(SplitParser(), NodeTypeChecker((None, None), (None,), variadic=True), "Split any type"),
+    "Split": single_binding(SplitParser(), NodeTypeChecker((None, None), (None,), variadic=True, moves_storage_types=True), "Split any type"),
 }
