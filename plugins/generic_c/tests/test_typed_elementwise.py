@@ -16,6 +16,11 @@ from onnx import helper
 
 from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.plugins import PluginHost
+from deeploy_core.testing.c_flags import ADDRESS_SANITIZER_FLAGS, strict_flags
+from deeploy_core.validate import Toolchain
+
+STRICT = Toolchain.from_environment(extra_flags=strict_flags(ADDRESS_SANITIZER_FLAGS))
+"""Warnings are errors and UBSan aborts on any undefined behaviour: the point of these kernels' guards."""
 
 OPSET = 18
 
@@ -34,7 +39,8 @@ def _model(path: Path, nodes: list[onnx.NodeProto], inputs: dict[str, np.ndarray
 def _check(host: PluginHost, runtime_cache: Path, path: Path, inputs: dict[str, np.ndarray],
            outputs: dict[str, np.ndarray], atol: float = 0.0, rtol: float = 0.0) -> str:
     generated, result = validate_with_data(path, CompileOptions(platform="generic-c"), host, inputs,
-                                           list(outputs.values()), atol=atol, rtol=rtol, cache_dir=runtime_cache)
+                                           list(outputs.values()), atol=atol, rtol=rtol, cache_dir=runtime_cache,
+                                           toolchain=STRICT)
     for comparison, (name, expected) in zip(result.comparisons, outputs.items()):
         assert comparison.ok, (name, comparison)
     return generated.files["Network.c"]
@@ -93,7 +99,8 @@ def test_float_mod_follows_the_divisor_sign(generic_c_host: PluginHost, runtime_
     inputs = {"a32": a32, "b32": b32, "a64": a64, "b64": b64}
     path = _model(tmp_path / "model.onnx", nodes, inputs, outputs)
     generated, result = validate_with_data(path, CompileOptions(platform="generic-c"), generic_c_host, inputs,
-                                           list(outputs.values()), atol=0, rtol=0, cache_dir=runtime_cache)
+                                           list(outputs.values()), atol=0, rtol=0, cache_dir=runtime_cache,
+                                           toolchain=STRICT)
     for actual, expected in zip(result.outputs, outputs.values()):
         actual = np.asarray(actual).reshape(expected.shape)
         np.testing.assert_array_equal(np.signbit(actual), np.signbit(expected))  # -0 and +0 apart

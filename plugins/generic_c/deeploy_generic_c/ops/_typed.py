@@ -131,4 +131,5 @@ class SharedType(NodeTypeChecker):
 def shared_type(allowed: Sequence[DataType], result: DataType | None = None,
                 leading: tuple[DataType, ...] = ()) -> SharedType:
     """A :class:`SharedType` checker for any number of inputs."""
-    return SharedType((None,), (None,), True, tuple(allowed), result, len(leading), leading)
+    return SharedType(inputs=(None,), outputs=(None,), variadic=True, allowed=tuple(allowed), result=result,
+                      first=len(leading), leading=leading)
