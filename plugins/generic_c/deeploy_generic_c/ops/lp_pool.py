@@ -23,6 +23,8 @@ from deeploy_core.plugin_api import (
     NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
+    SlidingWindow,
+    TileConstraint,
     attribute,
 )
 from deeploy_generic_c.ops._axis_loops import reduction_code
@@ -102,13 +104,14 @@ class GlobalLpPoolParser(NodeParser):
 TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 
-def _mapper(parser: NodeParser, name: str) -> tuple[NodeMapper, ...]:
+def _mapper(parser: NodeParser, name: str, constraint: TileConstraint | None = None) -> tuple[NodeMapper, ...]:
     bindings = tuple(NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE) for t in (FLOAT32, FLOAT64))
-    return (NodeMapper(parser, bindings, name=name),)
+    return (NodeMapper(parser, bindings, name=name, tile_constraint=constraint),)
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "LpPool": _mapper(LpPoolParser(), "LpPool float32/float64"),
+    # Pooling's window geometry: a tile reads its window rows, the clipped part becomes the tile's own padding.
+    "LpPool": _mapper(LpPoolParser(), "LpPool float32/float64", SlidingWindow(weights=False)),
     "GlobalLpPool": _mapper(GlobalLpPoolParser(), "GlobalLpPool float32/float64"),
 }
 
