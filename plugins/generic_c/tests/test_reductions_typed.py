@@ -146,6 +146,7 @@ def test_float_reductions_and_rows_stay_finite_and_keep_nan(tmp_path: Path, gene
             "log_sum": np.log(np.abs(d).sum(axis=1)),  # of |d|, a second input
             "square": (d * d).sum(axis=1, keepdims=True),
             "mean": d.mean(axis=(0, 1), keepdims=True),
+            "lse_one": d[:, :1],  # a reduced axis of length one: two passes over one element each
         }
     nodes = [
         helper.make_node("ReduceLogSumExp", ["x", "ax1"], ["lse"], keepdims=0),
@@ -159,6 +160,8 @@ def test_float_reductions_and_rows_stay_finite_and_keep_nan(tmp_path: Path, gene
         helper.make_node("ReduceLogSum", ["abs_d", "ax1"], ["log_sum"], keepdims=0),
         helper.make_node("ReduceSumSquare", ["d", "axm1"], ["square"]),
         helper.make_node("ReduceMean", ["d"], ["mean"]),
+        helper.make_node("Slice", ["d", "s0", "s1", "ax1"], ["d_first"]),
+        helper.make_node("ReduceLogSumExp", ["d_first", "ax1"], ["lse_one"]),
     ]
     constants = {"ax0": _axes(0), "ax1": _axes(1), "axm1": _axes(-1), "s0": _axes(0), "s1": _axes(1),
                  "s3": _axes(3), "s4": _axes(4)}

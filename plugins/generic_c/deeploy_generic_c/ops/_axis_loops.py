@@ -80,7 +80,10 @@ def reduction_code(x: str, y: str, in_type: DataType, out_type: DataType, shape:
         element = f"const int32_t at = {position}; const {in_type.c_type} v = src[at]; (void)at;"
     for start, step in passes:
         body += list(start)
-        body += nested_loops([run.size for run in cut], [element, step], prefix="r")
+        if cut:
+            body += nested_loops([run.size for run in cut], [element, step], prefix="r")
+        else:  # every reduced axis has length one: one element, in a block of its own per pass
+            body += ["{", "    " + element, "    " + step, "}"]
     body += [*finish, "++o;"]
     lines = [f"const {in_type.c_type} *src = (const {in_type.c_type} *){x};",
              f"{out_type.c_type} *dst = ({out_type.c_type} *){y};",
