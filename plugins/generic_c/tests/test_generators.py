@@ -19,7 +19,8 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
 
-SANITIZED = ("-fsanitize=undefined", "-fno-sanitize-recover=all")
+SANITIZED = ("-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all")
+"""The flags of test_cast.py, so both share one sanitised build of the runtime."""
 
 
 def _model(path: Path) -> Path:
