@@ -34,6 +34,7 @@ from deeploy_core.frontend.claims import op_claims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
 from deeploy_core.lowering.dequantize_cast import CastToDequantizeLinear
+from deeploy_core.lowering.expand_unmapped import ExpandUnmappedFunctions
 from deeploy_core.lowering.gather_indices import WidenGatherIndices
 from deeploy_core.lowering.integer_types import IntegerTypeInference
 from deeploy_core.lowering.qcdq_constants import FoldQcdqConstants
@@ -100,7 +101,8 @@ class NetworkDeployer(Deployer):
             fixed_point = [RescaleConcatInputs(), *fixed_point,
                            QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32")]
         pipeline = Pipeline(
-            [RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(), CastToDequantizeLinear(), SinkDequantize(),
+            [ExpandUnmappedFunctions(self._mapped_ops()), RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(),
+             CastToDequantizeLinear(), SinkDequantize(),
              *fixed_point, FoldConstants(), WidenGatherIndices(), *typing, *self.platform.lowering()],
             name=f"lowering:{self.platform.name}",
         )
@@ -163,6 +165,11 @@ class NetworkDeployer(Deployer):
         return compilation.generated
 
     # -- helpers -------------------------------------------------------------------------------------
+
+    def _mapped_ops(self) -> set[str]:
+        """Op keys some mapper takes: the platform's and its operator plugins' (others may be expanded)."""
+        added = plugin_mappers(self.compilation.host, self.platform.name)
+        return set(self.platform.op_types()) | set(added.first) | set(added.last)
 
     def _spec(self, name: str) -> TensorSpec:
         buffer = self.compilation.ctxt[name]
