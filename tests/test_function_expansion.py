@@ -85,3 +85,24 @@ def test_an_op_without_kernel_compiles_through_its_body_and_a_kernel_wins(tmp_pa
     assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
     ops = [layer["op"] for layer in generated.report["layers"]]
     assert "Mish" not in ops and "Celu" in ops and "Softplus" in ops and "Tanh" in ops, ops
+
+
+@pytest.mark.parametrize("condition", [True, False])
+def test_an_if_with_a_constant_condition_runs_its_taken_branch(tmp_path: Path, host: PluginHost,
+                                                               condition: bool) -> None:
+    """Both branches read the outer ``x`` and use the same inner name; only the taken one is compiled."""
+    def branch(op: str) -> onnx.GraphProto:
+        return helper.make_graph([helper.make_node(op, ["x"], ["inner"], name="inner"),
+                                  helper.make_node("Neg", ["inner"], ["out"], name="out")], op,
+                                 [], [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 5])])
+    nodes = [helper.make_node("Constant", [], ["cond"], value=helper.make_tensor("c", TensorProto.BOOL, [], [condition])),
+             helper.make_node("If", ["cond"], ["y"], name="choose", then_branch=branch("Relu"),
+                              else_branch=branch("Sigmoid"))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)]), path)
+    generated, result = validate_model(path, CompileOptions(platform="generic-c"), host, repeats=1)
+    assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
+    ops = [layer["op"] for layer in generated.report["layers"]]
+    assert ops == ["Relu" if condition else "Sigmoid", "Neg"], ops

@@ -33,6 +33,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import op_claims
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.lowering import FoldConstants
+from deeploy_core.lowering.constant_if import FoldConstantIf
 from deeploy_core.lowering.dequantize_cast import CastToDequantizeLinear
 from deeploy_core.lowering.expand_unmapped import ExpandUnmappedFunctions
 from deeploy_core.lowering.gather_indices import WidenGatherIndices
@@ -101,8 +102,8 @@ class NetworkDeployer(Deployer):
             fixed_point = [RescaleConcatInputs(), *fixed_point,
                            QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32")]
         pipeline = Pipeline(
-            [ExpandUnmappedFunctions(self._mapped_ops()), RemoveIdentity(), LowerQonnx(), FoldQcdqConstants(),
-             CastToDequantizeLinear(), SinkDequantize(),
+            [FoldConstantIf(), ExpandUnmappedFunctions(self._mapped_ops()), RemoveIdentity(), LowerQonnx(),
+             FoldQcdqConstants(), CastToDequantizeLinear(), SinkDequantize(),
              *fixed_point, FoldConstants(), WidenGatherIndices(), *typing, *self.platform.lowering()],
             name=f"lowering:{self.platform.name}",
         )
