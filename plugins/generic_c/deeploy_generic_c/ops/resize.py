@@ -27,6 +27,7 @@ from deeploy_core.plugin_api import (
     FLOAT64,
     INT64,
     NetworkContext,
+    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
@@ -36,9 +37,10 @@ from deeploy_core.plugin_api import (
     attribute,
     is_present,
 )
-from deeploy_generic_c.ops._common import HEADERS, single_binding
+from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._resize_c import PAIRWISE_FROM, ResizeLoops, resize_code
 from deeploy_generic_c.ops._resize_plan import ResizeFormError, resized_axes
+from deeploy_generic_c.ops._resize_tiles import ResizeTiles
 from deeploy_generic_c.ops._resize_taps import (
     COORDINATE_MODES,
     MODES,
@@ -120,11 +122,16 @@ class ResizeParser(NodeParser):
         scales = _constant(ctxt, node, 2, "scales")
         sizes = _constant(ctxt, node, 3, "sizes")
         axes = attribute(node, "axes", None)
+        policy = _text(node, "keep_aspect_ratio_policy", "stretch")
+        if sizes is not None and policy == "stretch" and sizes.size == len(axes or x.shape):
+            # stretched sizes are the output's (shape inference checked it); a tile of the copied axes
+            # (_resize_tiles) has its own, smaller, output there
+            listed = [int(axis) % len(x.shape) for axis in axes] if axes else range(len(x.shape))
+            sizes = np.array([y.shape[axis] for axis in listed], dtype=np.int64)
         try:
             changed, out_shape = resized_axes(
                 tuple(x.shape), None if scales is None else scales.astype(np.float32, copy=False), sizes,
-                None if axes is None else [int(axis) for axis in axes], roi,
-                _text(node, "keep_aspect_ratio_policy", "stretch"))
+                None if axes is None else [int(axis) for axis in axes], roi, policy)
         except ResizeFormError as error:
             raise NodeMismatch("attribute", str(error)) from None
         if tuple(out_shape) != tuple(y.shape):
@@ -150,5 +157,6 @@ RESIZE = NodeTemplate("${call}", headers=(*HEADERS, "math.h", "stdint.h"))
 """The parser writes the block; ``math.h`` for rint() of integer outputs, ``stdint.h`` for the 64-bit limits."""
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Resize": single_binding(ResizeParser(), _checker(), "Resize any type (nearest), numbers (linear, cubic)", RESIZE),
+    "Resize": (NodeMapper(ResizeParser(), (NodeBinding(_checker(), RESIZE),),
+                          name="Resize any type (nearest), numbers (linear, cubic)", tile_constraint=ResizeTiles()),),
 }
