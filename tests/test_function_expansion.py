@@ -9,6 +9,7 @@ never expanded.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -21,15 +22,15 @@ from deeploy_core.lowering.function_expansion import expand_functions
 from deeploy_core.plugins import PluginHost
 
 
-def _model(op: str, opset: int = 24, **attributes: object) -> onnx.ModelProto:
-    node = helper.make_node(op, ["x"], ["y"], name=f"the_{op.lower()}", **attributes)
+def _model(op: str, attributes: dict[str, Any] | None = None, opset: int = 24) -> onnx.ModelProto:
+    node = helper.make_node(op, ["x"], ["y"], name=f"the_{op.lower()}", **(attributes or {}))
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def _outputs(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
-    return np.asarray(ReferenceEvaluator(model).run(None, {"x": x})[0])
+    return np.asarray(ReferenceEvaluator(model).run(None, {"x": x})[0])  # type: ignore[index]
 
 
 X = np.linspace(-3.0, 3.0, 10, dtype=np.float32).reshape(2, 5)
@@ -42,8 +43,8 @@ X = np.linspace(-3.0, 3.0, 10, dtype=np.float32).reshape(2, 5)
     ("Mish", {}),
     ("HardSwish", {}),
 ])
-def test_expanded_body_computes_what_the_op_does(op: str, attributes: dict[str, object]) -> None:
-    model = _model(op, **attributes)
+def test_expanded_body_computes_what_the_op_does(op: str, attributes: dict[str, Any]) -> None:
+    model = _model(op, attributes)
     reference = _outputs(model, X)
     expanded = expand_functions(model, mapped=set())
     assert expanded[0].op == op and expanded[0].name == f"the_{op.lower()}"  # then ops of its body that have bodies
@@ -68,7 +69,7 @@ def test_expansion_is_deterministic() -> None:
 @pytest.fixture(scope="module")
 def host() -> PluginHost:
     pytest.importorskip("deeploy_generic_c", reason="the generic C platform (plugins/generic_c) is not installed")
-    from deeploy_generic_c import plugin as generic_c_plugin
+    from deeploy_generic_c import plugin as generic_c_plugin  # type: ignore[import-not-found]
 
     plugins = PluginHost()
     plugins.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")

@@ -58,8 +58,10 @@ def _default_opset(model: onnx.ModelProto) -> int:
 
 def _body_version(schema: defs.OpSchema, opset: int) -> tuple[int, bool] | None:
     """The newest function body version for ``opset`` and whether it is context-dependent (None: no body)."""
-    plain = [version for version in schema.function_opset_versions if version <= opset]
-    dependent = [version for version in schema.context_dependent_function_opset_versions if version <= opset]
+    # onnx's type stubs leave out the per-version function API of OpSchema (present since onnx 1.16)
+    plain = [version for version in getattr(schema, "function_opset_versions") if version <= opset]
+    dependent = [version for version in getattr(schema, "context_dependent_function_opset_versions")
+                 if version <= opset]
     if not plain and not dependent:
         return None
     best_plain, best_dependent = max(plain, default=-1), max(dependent, default=-1)
@@ -123,9 +125,10 @@ def _function(node: onnx.NodeProto, opset: int, types: dict[str, onnx.TypeProto]
     version, dependent = found
     if dependent:
         input_types = [types.get(item, onnx.TypeProto()).SerializeToString() for item in node.input]
-        raw = schema.get_context_dependent_function_with_opset_version(version, node.SerializeToString(), input_types)
+        build = getattr(schema, "get_context_dependent_function_with_opset_version")
+        raw: bytes = build(version, node.SerializeToString(), input_types)
     else:
-        raw = schema.get_function_with_opset_version(version)
+        raw = getattr(schema, "get_function_with_opset_version")(version)
     if not raw:
         raise DeeployError(f"node {node.name!r} ({node.op_type}): ONNX could not build its function body for "
                            f"these attributes and input types, and the platform has no kernel for it")
