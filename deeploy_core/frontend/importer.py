@@ -34,7 +34,9 @@ from deeploy_core.frontend.structure import check_structure
 from deeploy_core.frontend.unclaimed import refuse_unclaimed, refuse_undeclared
 from deeploy_core.frontend.tensor_limits import check_initializer_sizes, check_tensors
 from deeploy_core.frontend.unknown_shapes import check_static_shapes
-from deeploy_core.frontend.versions import default_opset
+from deeploy_core.frontend.coerced_softmax import uncoerce_softmax_axes
+from deeploy_core.frontend.legacy_resize import note_legacy_resizes, restore_legacy_semantics
+from deeploy_core.frontend.versions import default_opset, lift_ancient_opset
 
 CANONICAL_OPSET = 24
 """Every model is converted to this default-domain opset before lowering."""
@@ -150,6 +152,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     claimed is refused in one unsupported-op report, and declared ops are
     typed by their declarations.
     """
+    model = lift_ancient_opset(model)
     source_opset = default_opset(model)
     check_structure(model)
     check_initializer_sizes(model.graph)
@@ -170,6 +173,8 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     notices = fix_dynamic_batch(model, given=(input_shapes or {}).keys())
     check_static_inputs(model)
     unrolled = unroll_loops(model, source_opset)
+    uncoerce_softmax_axes(model, source_opset)
+    legacy_resizes = note_legacy_resizes(model, source_opset)
     if source_opset != CANONICAL_OPSET:
         try:
             model = version_converter.convert_version(model, CANONICAL_OPSET)
@@ -177,6 +182,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
             raise ModelImportError(
                 f"cannot convert the model from opset {source_opset} to opset {CANONICAL_OPSET}: {first_line(error)}"
             ) from error
+    restore_legacy_semantics(model, legacy_resizes)
     unpark_legacy_ops(model)
     fold_shape_arithmetic(model, kept_outputs=dialect_nodes, declared=declared_ops)
     try:

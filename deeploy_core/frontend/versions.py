@@ -1,15 +1,19 @@
 """The IR version and default-domain opset a model may use.
 
-The oldest opset accepted is ONNX Runtime's oldest (7): every compile is
-meant to be checkable against ONNX Runtime, and older exports would go through
-version-converter adapters that nothing here can validate.  The newest is the
-newest the installed onnx package knows.
+The oldest opset compiled is ONNX Runtime's oldest (7): every compile is
+meant to be checkable against ONNX Runtime.  Older models (ONNX's own opset-1
+node tests, ancient exports) are first lifted to opset 7 by onnx's version
+converter when it has adapters for their ops; when it has not, the clear
+"oldest supported opset" error stays.  The newest is the newest the installed
+onnx package knows.
 """
 
 from __future__ import annotations
 
 import onnx
+from onnx import version_converter
 
+from deeploy_core.frontend.diagnosis import first_line
 from deeploy_core.frontend.errors import ModelImportError
 
 OLDEST_OPSET = 7
@@ -35,3 +39,23 @@ def default_opset(model: onnx.ModelProto) -> int:
             f"the model uses opset {version}; the newest this onnx {onnx.__version__} knows is {newest}"
         )
     return version
+
+
+def _declared_opset(model: onnx.ModelProto) -> int | None:
+    versions = [opset.version for opset in model.opset_import if opset.domain in ("", "ai.onnx")]
+    return versions[0] if versions else None
+
+
+def lift_ancient_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A model older than :data:`OLDEST_OPSET` converted up to it (else the oldest-opset error)."""
+    version = _declared_opset(model)
+    if version is None or version >= OLDEST_OPSET:
+        return model
+    try:
+        return version_converter.convert_version(model, OLDEST_OPSET)
+    except Exception as error:  # noqa: BLE001 - the converter raises RuntimeError and assertion texts
+        reason = first_line(error).rpartition("failed: ")[2]  # drop the C++ assertion's file and line
+        raise ModelImportError(
+            f"the model uses opset {version}; the oldest supported opset is {OLDEST_OPSET} and onnx's version "
+            f"converter cannot lift it there ({reason})"
+        ) from None
