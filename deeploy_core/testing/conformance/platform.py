@@ -1,9 +1,11 @@
 """The contract of platform extensions: every operator the platform claims compiles, runs and matches.
 
 For every op type in the platform's operator table, the ONNX backend node test
-cases of that op (float32 ones; see :mod:`deeploy_core.testing.node_cases`) are
-compiled, built with the system C compiler, run and compared with ONNX's
-expected outputs, each within the case's own tolerance.  A case that uses a
+cases of that op (every element type C carries; see
+:mod:`deeploy_core.testing.node_cases`) are compiled, built with the system C
+compiler, run and compared with ONNX's expected outputs, each within the
+case's own tolerance — in merged batches that pay the compiler's and the
+build's fixed costs once (:mod:`deeploy_core.testing.conformance.node_batches`).  A case that uses a
 variant the platform reports as unsupported (with the usual one-line reason) is
 skipped with that reason, so the run lists exactly which cases ran.  Output
 must also be deterministic.
@@ -17,12 +19,11 @@ from typing import Any, ClassVar
 import onnx
 import pytest
 
-from deeploy_core.api import CompileOptions, compile_model, validate_with_data
-from deeploy_core.frontend.errors import ModelImportError
-from deeploy_core.midend.unsupported import UnsupportedModelError
+from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.loading import load_plugin_under_test
-from deeploy_core.testing.node_cases import NodeCase
+from deeploy_core.testing.conformance.node_batches import BatchJudge
+from deeploy_core.testing.node_cases import NodeCase, node_cases
 
 
 class PlatformConformance:
@@ -55,26 +56,20 @@ class PlatformConformance:
         """Compiled runtime libraries shared by the class's builds."""
         return tmp_path_factory.mktemp("runtime-cache")
 
-    def test_node_case(
-        self, node_case: NodeCase, conformance_platform_host: PluginHost, runtime_cache: Path, tmp_path: Path
-    ) -> None:
-        model_path = tmp_path / f"{node_case.op_type}.onnx"
-        onnx.save(node_case.model, model_path)
-        options = CompileOptions(platform=self.platform, network_name=node_case.name)
-        try:
-            _, result = validate_with_data(
-                model_path, options, conformance_platform_host, node_case.inputs, node_case.outputs,
-                atol=max(node_case.atol, 1e-6), rtol=max(node_case.rtol, 1e-5), cache_dir=runtime_cache,
-            )
-        except UnsupportedModelError as error:
-            pytest.skip(f"variant not supported: {error.nodes[0].describe()}")
-        except ModelImportError as error:
-            pytest.skip(f"model refused by the front end: {error}")
-        for comparison in result.comparisons:
-            assert comparison.ok, (
-                f"{node_case.name}: output {comparison.name} max abs error {comparison.max_abs_error:.3g}, "
-                f"{comparison.mismatches}/{comparison.size} elements outside tolerance"
-            )
+    @pytest.fixture(scope="class")
+    @classmethod
+    def node_case_judge(cls, conformance_platform_host: PluginHost, runtime_cache: Path) -> BatchJudge:
+        """Every parametrised case of the class, judged in merged batches on first request (see node_batches)."""
+        from deeploy_core.supported_ops import supported_operators
+
+        ops = {row["op"] for row in supported_operators(conformance_platform_host, cls.platform)}
+        return BatchJudge(node_cases(ops), cls.platform, conformance_platform_host, runtime_cache)
+
+    def test_node_case(self, node_case: NodeCase, node_case_judge: BatchJudge) -> None:
+        verdict = node_case_judge.verdict(node_case)
+        if verdict.status == "skipped":
+            pytest.skip(verdict.message)
+        assert verdict.status == "passed", verdict.message
 
     def test_compilation_is_deterministic(
         self, conformance_platform_host: PluginHost, tmp_path: Path
