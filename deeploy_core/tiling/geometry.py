@@ -57,7 +57,16 @@ def full_box(shape: tuple[int, ...]) -> Box:
     return tuple((0, dim) for dim in shape)
 
 
+def _broadcasts_into(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> bool:
+    """``shape`` numpy-broadcasts to ``out_shape``.  An input that does not (CastLike's second input, read only
+    for its type, may have a higher rank than the output) is not indexed along the output's axes: it stays whole."""
+    lead = len(out_shape) - len(shape)
+    return lead >= 0 and all(dim in (1, out_shape[lead + i]) for i, dim in enumerate(shape))
+
+
 def _broadcast_extents(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> tuple[Extent, ...]:
+    if not _broadcasts_into(shape, out_shape):
+        return tuple(Extent(dim) for dim in shape)
     lead = len(out_shape) - len(shape)
     return tuple(Extent(dim) if dim == 1 and out_shape[lead + i] != 1 else Extent(dim, lead + i)
                  for i, dim in enumerate(shape))
@@ -103,6 +112,8 @@ class Elementwise(TileConstraint):
 
     @staticmethod
     def _box(shape: tuple[int, ...], out_shape: tuple[int, ...], out: Box) -> Box:
+        if not _broadcasts_into(shape, out_shape):
+            return full_box(shape)
         lead = len(out_shape) - len(shape)
         return tuple((0, 1) if dim == 1 and out_shape[lead + i] != 1 else out[lead + i] for i, dim in enumerate(shape))
 
