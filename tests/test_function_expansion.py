@@ -107,3 +107,18 @@ def test_an_if_with_a_constant_condition_runs_its_taken_branch(tmp_path: Path, h
     assert result.ok, [(c.name, c.mismatches, c.max_abs_error) for c in result.comparisons]
     ops = [layer["op"] for layer in generated.report["layers"]]
     assert ops == ["Relu" if condition else "Sigmoid", "Neg"], ops
+
+
+def test_shape_and_size_of_static_tensors_become_constants_with_start_and_end() -> None:
+    """onnx-graphsurgeon's folding ignores Shape's start/end (Attention's body reads Shape(Q, start=-1))."""
+    from deeploy_core.lowering.static_shape_values import fold_static_shape_values
+
+    nodes = [helper.make_node("Shape", ["x"], ["last"], start=-1), helper.make_node("Shape", ["x"], ["all"]),
+             helper.make_node("Shape", ["x"], ["middle"], start=1, end=-1), helper.make_node("Size", ["x"], ["n"])]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.INT64, None) for name in ("last", "all", "middle", "n")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5])], outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
+    assert fold_static_shape_values(model) == 4
+    assert {node.op_type for node in model.graph.node} == {"Constant"}
+    values = ReferenceEvaluator(model).run(None, {"x": np.zeros((2, 3, 5), np.float32)})
+    assert [np.asarray(value).tolist() for value in values] == [[5], [2, 3, 5], [3], 30]

@@ -20,6 +20,7 @@ from onnx import shape_inference
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.shape_folding import fold_shape_arithmetic
 from deeploy_core.lowering.function_expansion import expand_functions, unmapped_keys
+from deeploy_core.lowering.static_shape_values import fold_static_shape_values
 from deeploy_core.passes import Modifies, Pass
 
 
@@ -30,7 +31,7 @@ def _opset(graph: gs.Graph) -> int:
 def _shaped(model: onnx.ModelProto) -> onnx.ModelProto:
     """Lenient inference with data propagation: schema-less ops keep the shapes the graph already carries."""
     try:
-        return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=False)
     except Exception as error:  # noqa: BLE001 - inference raises InferenceError and RuntimeError texts
         text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DeeployError(f"shape inference failed after expanding ONNX function bodies: {text}") from None
@@ -66,6 +67,8 @@ class ExpandUnmappedFunctions(Pass[gs.Graph]):
         if not expanded:
             return None
         model = _shaped(model)
+        while fold_static_shape_values(model):  # before graphsurgeon's folding, which ignores Shape's start/end
+            model = _shaped(model)
         if fold_shape_arithmetic(model):
             model = _shaped(model)
         _replace_contents(graph, gs.import_onnx(model))

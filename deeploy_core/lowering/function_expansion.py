@@ -106,6 +106,10 @@ def _infer_types(model: onnx.ModelProto) -> None:
         return
     del model.graph.value_info[:]
     model.graph.value_info.extend(inferred.graph.value_info)
+    typed = {value.name for value in (*model.graph.input, *model.graph.output, *model.graph.value_info)}
+    for tensor in model.graph.initializer:  # the inliner's version conversion looks types up in value_info only
+        if tensor.name not in typed:
+            model.graph.value_info.append(helper.make_tensor_value_info(tensor.name, tensor.data_type, list(tensor.dims)))
 
 
 def _value_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
