@@ -36,10 +36,10 @@ from deeploy_core.frontend.tensor_limits import check_initializer_sizes, check_t
 from deeploy_core.frontend.unknown_shapes import check_static_shapes
 from deeploy_core.frontend.coerced_softmax import uncoerce_softmax_axes
 from deeploy_core.frontend.legacy_resize import note_legacy_resizes, restore_legacy_semantics
-from deeploy_core.frontend.versions import default_opset, lift_ancient_opset
+from deeploy_core.frontend.versions import conversion_target, default_opset, lift_ancient_opset
 
 CANONICAL_OPSET = 24
-"""Every model is converted to this default-domain opset before lowering."""
+"""Every model is converted to this default-domain opset before lowering (newer reviewed ones stay as they are)."""
 
 
 @dataclass
@@ -175,12 +175,13 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     unrolled = unroll_loops(model, source_opset)
     uncoerce_softmax_axes(model, source_opset)
     legacy_resizes = note_legacy_resizes(model, source_opset)
-    if source_opset != CANONICAL_OPSET:
+    target_opset = conversion_target(source_opset, CANONICAL_OPSET)
+    if source_opset != target_opset:
         try:
-            model = version_converter.convert_version(model, CANONICAL_OPSET)
+            model = version_converter.convert_version(model, target_opset)
         except Exception as error:  # noqa: BLE001 - the converter raises RuntimeError and assertion texts
             raise ModelImportError(
-                f"cannot convert the model from opset {source_opset} to opset {CANONICAL_OPSET}: {first_line(error)}"
+                f"cannot convert the model from opset {source_opset} to opset {target_opset}: {first_line(error)}"
             ) from error
     restore_legacy_semantics(model, legacy_resizes)
     unpark_legacy_ops(model)

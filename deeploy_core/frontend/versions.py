@@ -19,6 +19,20 @@ from deeploy_core.frontend.errors import ModelImportError
 OLDEST_OPSET = 7
 """The oldest default-domain opset accepted (ONNX Runtime's oldest supported opset)."""
 
+NEWEST_REVIEWED_OPSET = 28
+"""The newest opset whose operator changes were reviewed as keeping every older meaning.
+
+Since opset 24 the default domain only widened operators: new element types
+(BitShift signed, Celu double/16-bit, Cast int2/float6, ...), edge cases spelt
+out (Mod's float special values, BitShift's shifts past the width), and new
+attributes whose defaults are the old behaviour (SpaceToDepth ``mode=DCR``,
+Attention's windows, Range's ``stash_type`` for 16-bit floats only).  onnx's
+version converter has no down-adapters for these versions, so converting such
+a model to the canonical opset fails although nothing needs converting: it is
+kept at its own opset instead, and the mappers see the same attributes and
+types as before (plus any new ones, which they check like any attribute).
+"""
+
 
 def default_opset(model: onnx.ModelProto) -> int:
     """The model's default-domain opset, checked against the supported range."""
@@ -59,3 +73,10 @@ def lift_ancient_opset(model: onnx.ModelProto) -> onnx.ModelProto:
             f"the model uses opset {version}; the oldest supported opset is {OLDEST_OPSET} and onnx's version "
             f"converter cannot lift it there ({reason})"
         ) from None
+
+
+def conversion_target(source_opset: int, canonical_opset: int) -> int:
+    """The opset to convert a model to: its own when it is newer than canonical and reviewed, else canonical."""
+    if canonical_opset < source_opset <= NEWEST_REVIEWED_OPSET:
+        return source_opset
+    return canonical_opset
