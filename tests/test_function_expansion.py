@@ -122,3 +122,17 @@ def test_shape_and_size_of_static_tensors_become_constants_with_start_and_end() 
     assert {node.op_type for node in model.graph.node} == {"Constant"}
     values = ReferenceEvaluator(model).run(None, {"x": np.zeros((2, 3, 5), np.float32)})
     assert [np.asarray(value).tolist() for value in values] == [[5], [2, 3, 5], [3], 30]
+
+
+def test_a_reshape_to_a_sliced_shape_compiles(tmp_path: Path, host: PluginHost) -> None:
+    """Reshape(x, Concat([-1], Shape(x, start=-1))): the lowering folds the sliced shape, not the whole one."""
+    minus_one = helper.make_tensor("minus_one", TensorProto.INT64, [1], [-1])
+    nodes = [helper.make_node("Shape", ["x"], ["last"], start=-1, name="last"),
+             helper.make_node("Concat", ["minus_one", "last"], ["target"], axis=0, name="target"),
+             helper.make_node("Reshape", ["x", "target"], ["y"], name="flatten")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 5])], [minus_one])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)]), path)
+    generated, result = validate_model(path, CompileOptions(platform="generic-c"), host, repeats=1)
+    assert result.ok and [spec.shape for spec in generated.outputs] == [(6, 5)]

@@ -10,12 +10,15 @@ before any other folding sees it.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import onnx
+import onnx_graphsurgeon as gs
 from onnx import helper, numpy_helper
 
 from deeploy_core.frontend.unknown_shapes import is_static, tensor_dims
+from deeploy_core.passes import Modifies, Pass
 
 
 def _shape_slice(node: onnx.NodeProto, dims: list[int]) -> list[int]:
@@ -47,3 +50,40 @@ def fold_static_shape_values(model: onnx.ModelProto) -> int:
         node.CopyFrom(replacement)
         folded += 1
     return folded
+
+
+class FoldStaticShapeValues(Pass[gs.Graph]):
+    """The same on the lowering graph, before :class:`~deeploy_core.lowering.FoldConstants`; returns how many."""
+
+    def modifies(self) -> Modifies:
+        return Modifies.Nodes | Modifies.Edges | Modifies.Tensors
+
+    def apply_pass(self, graph: gs.Graph, pipeline_results: dict[str, Any]) -> int | None:
+        folded = 0
+        for node in list(graph.nodes):
+            if node.op not in ("Shape", "Size") or (node.domain or "") not in ("", "ai.onnx") or not node.inputs:
+                continue
+            shape = node.inputs[0].shape
+            if shape is None or not all(isinstance(dim, int) and dim >= 0 for dim in shape):
+                continue
+            dims = [int(dim) for dim in shape]
+            if node.op == "Shape":
+                rank = len(dims)
+                start, end = int(node.attrs.get("start", 0)), int(node.attrs.get("end", rank))
+                start = min(max(start + rank if start < 0 else start, 0), rank)
+                end = min(max(end + rank if end < 0 else end, 0), rank)
+                value = np.array(dims[start:end], dtype=np.int64)
+            else:
+                value = np.array(math.prod(dims), dtype=np.int64)
+            output = node.outputs[0]
+            constant = gs.Constant(output.name, value)
+            for consumer in list(output.outputs):
+                for index, tensor in enumerate(list(consumer.inputs)):
+                    if tensor is output:
+                        consumer.inputs[index] = constant
+            if any(tensor is output for tensor in graph.outputs):
+                continue  # a graph output keeps its node (the interface names it)
+            folded += 1
+        if folded:
+            graph.cleanup(remove_unused_graph_inputs=False)
+        return folded or None

@@ -45,6 +45,7 @@ from deeploy_core.lowering.concat_rescale import RescaleConcatInputs
 from deeploy_core.lowering.quantized_lookup import LOOKUP_OP, QuantizedLookup
 from deeploy_core.lowering.remove_identity import RemoveIdentity
 from deeploy_core.lowering.sink_dequantize import SinkDequantize
+from deeploy_core.lowering.static_shape_values import FoldStaticShapeValues
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.memory_plan import plan_arena
@@ -102,8 +103,8 @@ class NetworkDeployer(Deployer):
             fixed_point = [RescaleConcatInputs(), *fixed_point,
                            QuantizedLookup("tflite" if settings.quantization == "fixed-point" else "float32")]
         pipeline = Pipeline(
-            [FoldConstantIf(), ExpandUnmappedFunctions(self._mapped_ops()), RemoveIdentity(), LowerQonnx(),
-             FoldQcdqConstants(), CastToDequantizeLinear(), SinkDequantize(),
+            [FoldConstantIf(), ExpandUnmappedFunctions(self._mapped_ops()), FoldStaticShapeValues(), RemoveIdentity(),
+             LowerQonnx(), FoldQcdqConstants(), CastToDequantizeLinear(), SinkDequantize(),
              *fixed_point, FoldConstants(), WidenGatherIndices(), *typing, *self.platform.lowering()],
             name=f"lowering:{self.platform.name}",
         )
