@@ -41,6 +41,7 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import shape_inference
 
+from deeploy_core.frontend.constant_compress import compress_to_gather
 from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declarations
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.fold_candidates import may_fold
@@ -178,13 +179,25 @@ def _fold_with(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget:
     before = len(graph.nodes)
     exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph),
                          budget)
-    graph.toposort()
+    nested = _has_subgraphs(inferred.graph)
+    graph.toposort(recurse_subgraphs=nested)
     graph.fold_constants(fold_shapes=True, partitioning=partitioning, error_ok=partitioning is not None,
-                         size_threshold=FOLD_LIMIT_BYTES, should_exclude_node=exclude)
-    graph.cleanup(remove_unused_graph_inputs=False).toposort()
+                         size_threshold=FOLD_LIMIT_BYTES, should_exclude_node=exclude, recurse_subgraphs=nested)
+    graph.cleanup(remove_unused_graph_inputs=False, recurse_subgraphs=nested).toposort(recurse_subgraphs=nested)
     if len(graph.nodes) >= before:
         return None
     return gs.export_onnx(graph, do_type_check=False).graph
+
+
+def _has_subgraphs(graph: onnx.GraphProto) -> bool:
+    """Some node carries a graph attribute (If, Loop, Scan).
+
+    Without one, onnx-graphsurgeon's recursion into subgraphs finds nothing
+    to sort, fold or clean, yet asks every node for its subgraphs on each of
+    its many walks; turning it off changes nothing in the result.
+    """
+    graph_types = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    return any(attribute.type in graph_types for node in graph.node for attribute in node.attribute)
 
 
 def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] = (),
@@ -209,6 +222,13 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
     if not _unshaped_outputs(inferred.graph):
         return removed
     for _ in range(len(model.graph.node) + 1):  # every productive round removes a node
+        if compress_to_gather(model, inferred.graph):  # a constant condition decides the length (see the module)
+            try:
+                inferred = _infer(_copy(model), declared)
+            except Exception:  # noqa: BLE001 - as above
+                return removed
+            if not _unshaped_outputs(inferred.graph):
+                return removed
         before = len(model.graph.node)
         try:
             graph = _fold_once(inferred, kept_outputs, budget)
@@ -223,7 +243,12 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
         except Exception:  # noqa: BLE001 - as above
             return removed
         if not may_fold(inferred.graph, KEPT_OPS):
-            return removed  # the next round would fold nothing (and cost as much as a productive one)
+            if not compress_to_gather(model, inferred.graph):
+                return removed  # the next round would fold nothing (and cost as much as a productive one)
+            try:
+                inferred = _infer(_copy(model), declared)
+            except Exception:  # noqa: BLE001 - as above
+                return removed
     return removed
 
 
