@@ -112,3 +112,24 @@ def test_opset_1_model_is_lifted() -> None:
     assert imported.source_opset == 7
     x = np.array([[True, False, True], [False, False, True]])
     np.testing.assert_array_equal(ReferenceEvaluator(imported.model).run(None, {"x": x})[0], ~x)
+
+
+def test_group_normalization_18_gets_per_channel_scale_and_bias() -> None:
+    node = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2, epsilon=1e-5)
+    parameters = [numpy_helper.from_array(np.array([1.5, -2.0], np.float32), "scale"),
+                  numpy_helper.from_array(np.array([0.25, 3.0], np.float32), "bias")]
+    model = _model(node, 18, [2, 6, 2, 3], parameters)
+    x = RNG.standard_normal((2, 6, 2, 3)).astype(np.float32)
+    expected = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    canonical = _canonical(model, expected.shape)
+    assert [node.op_type for node in canonical.graph.node][-1] == "GroupNormalization"
+    np.testing.assert_allclose(ReferenceEvaluator(canonical).run(None, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_run_runtime(canonical, x), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_group_normalization_18_with_uneven_groups_is_refused() -> None:
+    node = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=4)
+    parameters = [numpy_helper.from_array(np.ones(4, np.float32), "scale"),
+                  numpy_helper.from_array(np.zeros(4, np.float32), "bias")]
+    with pytest.raises(ModelImportError, match="6 channels do not split into 4 groups"):
+        _canonical(_model(node, 18, [1, 6, 2, 2], parameters), (1, 6, 2, 2))

@@ -35,6 +35,7 @@ from deeploy_core.frontend.unclaimed import refuse_unclaimed, refuse_undeclared
 from deeploy_core.frontend.tensor_limits import check_initializer_sizes, check_tensors
 from deeploy_core.frontend.unknown_shapes import check_static_shapes
 from deeploy_core.frontend.coerced_softmax import uncoerce_softmax_axes
+from deeploy_core.frontend.group_norm_18 import per_channel_group_norms
 from deeploy_core.frontend.legacy_resize import note_legacy_resizes, restore_legacy_semantics
 from deeploy_core.frontend.versions import conversion_target, default_opset, lift_ancient_opset
 
@@ -157,6 +158,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     check_structure(model)
     check_initializer_sizes(model.graph)
     park_legacy_ops(model)
+    per_channel_group_norms(model, source_opset)
     repair_attribute_pads(model)
     if claims is not None:
         refuse_unclaimed(model, claims)
