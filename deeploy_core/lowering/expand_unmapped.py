@@ -31,7 +31,7 @@ def _opset(graph: gs.Graph) -> int:
 def _shaped(model: onnx.ModelProto) -> onnx.ModelProto:
     """Lenient inference with data propagation: schema-less ops keep the shapes the graph already carries."""
     try:
-        return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=False)
+        return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
     except Exception as error:  # noqa: BLE001 - inference raises InferenceError and RuntimeError texts
         text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise DeeployError(f"shape inference failed after expanding ONNX function bodies: {text}") from None
