@@ -180,7 +180,8 @@ def _fold_with(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget:
     exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph),
                          budget)
     nested = _has_subgraphs(inferred.graph)
-    graph.toposort(recurse_subgraphs=nested)
+    if nested or inferred.functions or not _in_level_order(inferred.graph):
+        graph.toposort(recurse_subgraphs=nested)
     graph.fold_constants(fold_shapes=True, partitioning=partitioning, error_ok=partitioning is not None,
                          size_threshold=FOLD_LIMIT_BYTES, should_exclude_node=exclude, recurse_subgraphs=nested)
     graph.cleanup(remove_unused_graph_inputs=False, recurse_subgraphs=nested).toposort(recurse_subgraphs=nested)
@@ -198,6 +199,34 @@ def _has_subgraphs(graph: onnx.GraphProto) -> bool:
     """
     graph_types = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
     return any(attribute.type in graph_types for node in graph.node for attribute in node.attribute)
+
+
+def _in_level_order(graph: onnx.GraphProto) -> bool:
+    """onnx-graphsurgeon's ``toposort`` would keep the node order as it is.
+
+    It sorts the nodes stably by level (a node with no producer in the graph
+    is level 0, any other one more than its highest producer), so a list
+    whose producers come first and whose levels never decrease stays as it
+    is.  Every round but the first receives the previous round's sorted graph
+    and skips that walk.  An output name produced twice (the empty name of
+    an omitted optional output, say) is left to onnx-graphsurgeon.
+    """
+    produced = [name for node in graph.node for name in node.output]
+    if len(set(produced)) != len(produced) or "" in produced:
+        return False
+    producers = set(produced)
+    levels: dict[str, int] = {}
+    previous = 0
+    for node in graph.node:
+        inputs = [name for name in node.input if name in producers]
+        if any(name not in levels for name in inputs):
+            return False  # a producer comes later
+        level = max((levels[name] + 1 for name in inputs), default=0)
+        if level < previous:
+            return False
+        previous = level
+        levels.update((name, level) for name in node.output)
+    return True
 
 
 def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] = (),
