@@ -14,6 +14,7 @@ from onnx import TensorProto, helper
 
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.node_label import node_label
+from deeploy_core.ir.empty_outputs import EMPTY_RESULT_OPS
 from deeploy_core.ir.dtypes import UnsupportedTypeError, from_onnx
 
 MAX_TENSOR_BYTES = 1 << 31
@@ -85,13 +86,15 @@ def _declared(graph: onnx.GraphProto) -> list[tuple[str, int, list[int] | None]]
 def check_tensors(model: onnx.ModelProto) -> None:
     """Every tensor: supported element type, at most :data:`MAX_TENSOR_BYTES`; no empty activation.
 
-    An activation with a zero dimension (a kernel larger than its padded input,
-    a slice past the end) is refused: on a microcontroller it is a model bug,
-    and C has no zero-length arrays.
+    An activation with a zero dimension (a kernel larger than its padded input)
+    is refused: on a microcontroller it is a model bug, and C has no
+    zero-length arrays.  Only an unread graph output of an op whose result
+    may be empty (a slice past the end) is admitted; lowering makes it a constant.
     """
     graph = model.graph
     owners = _tensor_owner(graph)
     constants = {tensor.name for tensor in graph.initializer}
+    empty_results = _admissible_empty_outputs(graph)
     for name, elem_type, dims in _declared(graph):
         where = owners.get(name, f"tensor {name!r}")
         try:
@@ -100,10 +103,20 @@ def check_tensors(model: onnx.ModelProto) -> None:
             raise ModelImportError(f"{where} has element type {_type_name(elem_type)}, which is not supported") from None
         if dims is None:
             continue
-        if 0 in dims and name not in constants:  # an empty constant is a parameter (e.g. no axes), not data
+        if 0 in dims and name not in constants and name not in empty_results:  # an empty constant is a parameter
             raise ModelImportError(f"{where} has shape {dims}: empty tensors are not supported")
         size = _byte_size(elem_type, dims)
         if size > MAX_TENSOR_BYTES:
             raise ModelImportError(
                 f"{where} has shape {dims} ({size} bytes), more than the {MAX_TENSOR_BYTES} bytes a tensor may have"
             )
+
+
+def _admissible_empty_outputs(graph: onnx.GraphProto) -> set[str]:
+    """Graph outputs read by no node, each the only output of an op whose result may be empty
+    (:mod:`deeploy_core.ir.empty_outputs`); they may be empty."""
+    read = {name for node in graph.node for name in node.input}
+    outputs = {value.name for value in graph.output} - read
+    return {node.output[0] for node in graph.node
+            if node.op_type in EMPTY_RESULT_OPS and node.domain in ("", "ai.onnx") and len(node.output) == 1
+            and node.output[0] in outputs}

@@ -19,6 +19,7 @@ from typing import Any
 
 import onnx_graphsurgeon as gs
 
+from deeploy_core.lowering.empty_outputs import empty_outputs_to_constants
 from deeploy_core.lowering.static_shape_nodes import fold_static_shape_nodes
 from deeploy_core.passes import Modifies, Pass
 
@@ -60,6 +61,7 @@ class FoldConstants(Pass[gs.Graph]):
 
     def apply_pass(self, graph: gs.Graph, pipeline_results: dict[str, Any]) -> int | None:
         before = len(graph.nodes)
+        empty_outputs_to_constants(graph)  # their value is known whatever the inputs: nothing
         fold_static_shape_nodes(graph)  # before onnx-graphsurgeon, which ignores Shape's start/end
         graph.fold_constants(fold_shapes=True, partitioning=None, error_ok=False, size_threshold=None)
         materialise_constant_outputs(graph)
