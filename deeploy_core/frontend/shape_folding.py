@@ -46,6 +46,7 @@ from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declara
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.fold_candidates import may_fold
 from deeploy_core.frontend.unknown_shapes import Dims, is_static, tensor_dims
+from deeploy_core.lowering.static_shape_nodes import fold_static_shape_nodes
 
 FOLD_LIMIT_BYTES = 16 << 20
 """The largest tensor folded in the front end; larger constant subgraphs are left to lowering."""
@@ -182,6 +183,7 @@ def _fold_with(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget:
     nested = _has_subgraphs(inferred.graph)
     if nested or inferred.functions or not _in_level_order(inferred.graph):
         graph.toposort(recurse_subgraphs=nested)
+    fold_static_shape_nodes(graph)  # graphsurgeon's shape folding would ignore Shape's start/end
     graph.fold_constants(fold_shapes=True, partitioning=partitioning, error_ok=partitioning is not None,
                          size_threshold=FOLD_LIMIT_BYTES, should_exclude_node=exclude, recurse_subgraphs=nested)
     graph.cleanup(remove_unused_graph_inputs=False, recurse_subgraphs=nested).toposort(recurse_subgraphs=nested)
