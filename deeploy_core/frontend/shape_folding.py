@@ -181,8 +181,11 @@ def _fold_with(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget:
     exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph),
                          budget)
     nested = _has_subgraphs(inferred.graph)
-    if nested or inferred.functions or not _in_level_order(inferred.graph):
+    order = None if nested or inferred.functions else _level_order(inferred.graph)
+    if order is None:
         graph.toposort(recurse_subgraphs=nested)
+    elif order != sorted(order):
+        graph.nodes = [graph.nodes[index] for index in order]
     fold_static_shape_nodes(graph)  # graphsurgeon's shape folding would ignore Shape's start/end
     graph.fold_constants(fold_shapes=True, partitioning=partitioning, error_ok=partitioning is not None,
                          size_threshold=FOLD_LIMIT_BYTES, should_exclude_node=exclude, recurse_subgraphs=nested)
@@ -203,32 +206,45 @@ def _has_subgraphs(graph: onnx.GraphProto) -> bool:
     return any(attribute.type in graph_types for node in graph.node for attribute in node.attribute)
 
 
-def _in_level_order(graph: onnx.GraphProto) -> bool:
-    """onnx-graphsurgeon's ``toposort`` would keep the node order as it is.
+def _level_order(graph: onnx.GraphProto) -> list[int] | None:
+    """The node order onnx-graphsurgeon's ``toposort`` would give, as indices into ``graph.node``.
 
-    It sorts the nodes stably by level (a node with no producer in the graph
-    is level 0, any other one more than its highest producer), so a list
-    whose producers come first and whose levels never decrease stays as it
-    is.  Every round but the first receives the previous round's sorted graph
-    and skips that walk.  An output name produced twice (the empty name of
-    an omitted optional output, say) is left to onnx-graphsurgeon.
+    Its walk over the graph objects costs more than the whole fold of a
+    small round, and the first round's graph (the exporter's order) always
+    needs it.  graphsurgeon gives each node a level (none of its inputs
+    produced in the graph: 0; else one more than its highest producer),
+    records nodes as its depth-first walk over producers finishes them,
+    from each node in list order, and sorts that record stably by level.
+    This does the same on the protobuf.  A name produced twice (the empty
+    name of omitted optional outputs, say) or a cycle is left to
+    graphsurgeon (None).
     """
     produced = [name for node in graph.node for name in node.output]
     if len(set(produced)) != len(produced) or "" in produced:
-        return False
-    producers = set(produced)
-    levels: dict[str, int] = {}
-    previous = 0
-    for node in graph.node:
-        inputs = [name for name in node.input if name in producers]
-        if any(name not in levels for name in inputs):
-            return False  # a producer comes later
-        level = max((levels[name] + 1 for name in inputs), default=0)
-        if level < previous:
-            return False
-        previous = level
-        levels.update((name, level) for name in node.output)
-    return True
+        return None
+    producer = {name: index for index, node in enumerate(graph.node) for name in node.output}
+    producers = [list(dict.fromkeys(producer[name] for name in node.input if name in producer)) for node in graph.node]
+    levels: dict[int, int] = {}
+    finished: list[int] = []
+    for start in range(len(producers)):
+        if start in levels:
+            continue
+        on_path = {start}
+        stack = [(start, iter(producers[start]))]
+        while stack:
+            index, pending = stack[-1]
+            following = next((candidate for candidate in pending if candidate not in levels), None)
+            if following is None:
+                stack.pop()
+                on_path.discard(index)
+                levels[index] = max((levels[source] + 1 for source in producers[index]), default=0)
+                finished.append(index)
+            elif following in on_path:
+                return None  # a cycle: graphsurgeon names it
+            else:
+                on_path.add(following)
+                stack.append((following, iter(producers[following])))
+    return sorted(finished, key=levels.__getitem__)
 
 
 def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] = (),
