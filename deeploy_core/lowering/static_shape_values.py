@@ -18,16 +18,14 @@ import onnx_graphsurgeon as gs
 from onnx import helper, numpy_helper
 
 from deeploy_core.frontend.unknown_shapes import is_static, tensor_dims
+from deeploy_core.lowering.static_shape_nodes import shape_slice
 from deeploy_core.passes import Modifies, Pass
 
 
 def _shape_slice(node: onnx.NodeProto, dims: list[int]) -> list[int]:
-    rank = len(dims)
     attributes = {attribute.name: helper.get_attribute_value(attribute) for attribute in node.attribute}
-    start, end = int(attributes.get("start", 0)), int(attributes.get("end", rank))
-    start = min(max(start + rank if start < 0 else start, 0), rank)
-    end = min(max(end + rank if end < 0 else end, 0), rank)
-    return dims[start:end]
+    end = attributes.get("end")
+    return shape_slice(dims, int(attributes.get("start", 0)), None if end is None else int(end))
 
 
 def fold_static_shape_values(model: onnx.ModelProto) -> int:
@@ -68,11 +66,9 @@ class FoldStaticShapeValues(Pass[gs.Graph]):
                 continue
             dims = [int(dim) for dim in shape]
             if node.op == "Shape":
-                rank = len(dims)
-                start, end = int(node.attrs.get("start", 0)), int(node.attrs.get("end", rank))
-                start = min(max(start + rank if start < 0 else start, 0), rank)
-                end = min(max(end + rank if end < 0 else end, 0), rank)
-                value = np.array(dims[start:end], dtype=np.int64)
+                end = node.attrs.get("end")
+                value = np.array(shape_slice(dims, int(node.attrs.get("start", 0)), None if end is None else int(end)),
+                                 dtype=np.int64)
             else:
                 value = np.array(math.prod(dims), dtype=np.int64)
             output = node.outputs[0]
