@@ -73,7 +73,7 @@ def test_the_installed_example_loads_ok_and_supported_ops_lists_mish_from_it(exa
 
 
 @pytest.mark.parametrize("platform", sorted(PLATFORM_OPTIONS))
-def test_a_mish_network_validates_with_the_plugin_and_is_refused_without_it(
+def test_a_mish_network_runs_the_plugins_kernel_and_without_it_mishs_function_body(
         platform: str, example_python: Path, mish_model: Path, tmp_path: Path) -> None:
     options = ("--platform", platform, *PLATFORM_OPTIONS[platform])
     validated = run_cli(example_python, "validate", str(mish_model), *options, "--quiet")
@@ -85,8 +85,12 @@ def test_a_mish_network_validates_with_the_plugin_and_is_refused_without_it(
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert [layer["kernel"] for layer in report["layers"] if layer["op"] == "Mish"] == [
         "Mish float32 (deeploy-example-mish)"]
-    refused = run_cli(example_python, "--disable-plugin", "mish", "validate", str(mish_model), *options)
-    assert refused.returncode == 2
-    assert refused.stderr.splitlines()[0] == (
-        f"error: node 'mish' (Mish): op Mish is not supported on this platform (platform '{platform}')")
-    assert "Traceback" not in refused.stderr
+    # Without the plugin no kernel takes Mish, so the core expands it into its ONNX function body
+    # (Softplus, Tanh, Mul): it still validates, with the platform's own kernels and no call of the plugin's.
+    expanded = run_cli(example_python, "--disable-plugin", "mish", "compile", str(mish_model), *options, "-o",
+                       "expanded", "--quiet", cwd=tmp_path)
+    assert expanded.returncode == 0, expanded.stderr
+    assert "dcx_mish_f32(" not in (tmp_path / "expanded" / "Network.c").read_text(encoding="utf-8")
+    layers = json.loads((tmp_path / "expanded" / "report.json").read_text(encoding="utf-8"))["layers"]
+    assert "Mish" not in {layer["op"] for layer in layers} and {"Softplus", "Tanh"} <= {layer["op"] for layer in layers}
+    assert "Traceback" not in expanded.stderr
