@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deeploy_core.plugin_api import DataType, NodeMismatch
-from deeploy_generic_c.ops._strided import block, counters, nested_loops, offset
+from deeploy_generic_c.ops._strided import block, counters, nested_loops, normalise_axis, offset
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,14 @@ def narrowed(dtype: DataType, wide: str) -> str:
 def axis_geometry(shape: Sequence[int], axis: int) -> tuple[int, int, int]:
     """(outer, length, inner) of one axis of a dense tensor: rows of ``length`` elements ``inner`` apart."""
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+
+
+def node_axis_geometry(shape: Sequence[int], axis: int) -> tuple[int, int, int]:
+    """:func:`axis_geometry` of the ``axis`` attribute of a one-axis row op (LogSoftmax, Hardmax,
+    LpNormalization): a scalar has no axis, and an axis outside ``[-rank, rank)`` is refused."""
+    if not shape:
+        raise NodeMismatch("shape", "the input is a scalar: there is no axis")
+    return axis_geometry(shape, normalise_axis(axis, len(shape)))
 
 
 def row_loops(outer: int, inner: int, body: Sequence[str]) -> list[str]:

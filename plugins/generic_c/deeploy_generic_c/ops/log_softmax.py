@@ -18,17 +18,16 @@ from deeploy_core.plugin_api import (
     NetworkContext,
     NodeBinding,
     NodeMapper,
-    NodeMismatch,
     NodeParser,
     NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
 )
-from deeploy_generic_c.ops._axis_loops import axis_geometry, row_loops
+from deeploy_generic_c.ops._axis_loops import node_axis_geometry, row_loops
 from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._row_softmax import row_peak, row_pointers, views
-from deeploy_generic_c.ops._strided import block, normalise_axis
+from deeploy_generic_c.ops._strided import block
 
 
 class LogSoftmaxParser(NodeParser):
@@ -36,10 +35,7 @@ class LogSoftmaxParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        shape = tuple(int(d) for d in x.shape)
-        if not shape:
-            raise NodeMismatch("shape", "the input is a scalar: there is no axis")
-        outer, length, inner = axis_geometry(shape, normalise_axis(int(attribute(node, "axis", -1)), len(shape)))
+        outer, length, inner = node_axis_geometry([int(d) for d in x.shape], int(attribute(node, "axis", -1)))
         exp = "expf" if x.dtype is FLOAT32 else "exp"
         c_type = x.dtype.c_type
         body = [

@@ -23,10 +23,10 @@ from deeploy_core.plugin_api import (
     OperatorRepresentation,
     attribute,
 )
-from deeploy_generic_c.ops._axis_loops import axis_geometry, row_loops
+from deeploy_generic_c.ops._axis_loops import node_axis_geometry, row_loops
 from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._row_softmax import row_pointers, views
-from deeploy_generic_c.ops._strided import block, normalise_axis
+from deeploy_generic_c.ops._strided import block
 
 
 class LpNormParser(NodeParser):
@@ -34,13 +34,10 @@ class LpNormParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        shape = tuple(int(d) for d in x.shape)
-        if not shape:
-            raise NodeMismatch("shape", "the input is a scalar: there is no axis")
         p = int(attribute(node, "p", 2))
         if p not in (1, 2):
             raise NodeMismatch("attribute", f"p={p} is not supported (ONNX allows 1 or 2)")
-        outer, length, inner = axis_geometry(shape, normalise_axis(int(attribute(node, "axis", -1)), len(shape)))
+        outer, length, inner = node_axis_geometry([int(d) for d in x.shape], int(attribute(node, "axis", -1)))
         c_type = x.dtype.c_type
         term = "fabs((double)row[a * {inner}])" if p == 1 else "(double)row[a * {inner}] * row[a * {inner}]"
         body = [
