@@ -39,8 +39,9 @@ def _start_worker(timeout: int, quiet: bool) -> None:
     """One plugin host and one runtime cache per worker process; ``quiet``: the worker's stderr is discarded
     (onnx-graphsurgeon and ONNX Runtime print a warning per refused fold, which would bury the summary)."""
     global _HOST, _CACHE, _TIMEOUT
-    if quiet:
+    if quiet:  # onnx-graphsurgeon writes its warnings to stdout, ONNX Runtime to stderr
         devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
         os.dup2(devnull, 2)
     _HOST = PluginHost.discover()
     _CACHE = Path(tempfile.mkdtemp(prefix="deeploy-node-tests-runtime-"))

@@ -26,6 +26,7 @@ from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.external_data import load_external_data_safely
 from deeploy_core.frontend.input_shapes import input_shape_hint
 from deeploy_core.frontend.matmul_integer_alias import alias_float_matmul_integer
+from deeploy_core.frontend.scan_unroll import unroll_scans
 from deeploy_core.frontend.loop_unroll import (blame_loop, check_unrolled_shapes,
                                                unroll_loops)
 from deeploy_core.frontend.legacy_ops import park_legacy_ops, repair_attribute_pads, unpark_legacy_ops
@@ -175,6 +176,7 @@ def canonicalise(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     notices = fix_dynamic_batch(model, given=(input_shapes or {}).keys())
     check_static_inputs(model)
     unrolled = unroll_loops(model, source_opset)
+    unroll_scans(model, source_opset)
     uncoerce_softmax_axes(model, source_opset)
     legacy_resizes = note_legacy_resizes(model, source_opset)
     target_opset = conversion_target(source_opset, CANONICAL_OPSET)

@@ -20,6 +20,7 @@ from onnx import shape_inference
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.shape_folding import fold_shape_arithmetic
 from deeploy_core.lowering.function_expansion import expand_functions, unmapped_keys
+from deeploy_core.frontend.scan_unroll import unroll_scans
 from deeploy_core.lowering.static_shape_values import fold_static_shape_values
 from deeploy_core.passes import Modifies, Pass
 
@@ -67,6 +68,8 @@ class ExpandUnmappedFunctions(Pass[gs.Graph]):
         if not expanded:
             return None
         model = _shaped(model)
+        if unroll_scans(model, opset):  # LinearAttention's body is a Scan
+            model = _shaped(model)
         while fold_static_shape_values(model):  # before graphsurgeon's folding, which ignores Shape's start/end
             model = _shaped(model)
         if fold_shape_arithmetic(model):
