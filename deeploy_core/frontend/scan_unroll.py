@@ -65,7 +65,7 @@ def _unroll(node: onnx.NodeProto, index: int, dims: dict[str, list | None], name
         raise _error(node, index, "it has no body")
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for n in body.node for a in n.attribute):
         raise _error(node, index, "its body holds a node with a subgraph of its own")
-    scan_count = int(_attribute(node, "num_scan_inputs", 0))  # type: ignore[arg-type]
+    scan_count = int(str(_attribute(node, "num_scan_inputs", 0)))
     states = list(node.input[:len(node.input) - scan_count])
     scan_inputs = list(node.input[len(states):])
     outputs_count = len(body.output) - len(states)

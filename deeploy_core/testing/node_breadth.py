@@ -75,8 +75,14 @@ class Outcome:
 def default_domain_cases() -> tuple[TestCase, ...]:
     """Every node test case of the installed onnx whose nodes are all in the default domain, by name."""
     kept = [case for case in all_node_test_cases() if case.model is not None
-            and all(node.domain in DEFAULT_DOMAINS for node in case.model.graph.node)]
+            and all(node.domain in DEFAULT_DOMAINS for node in _model(case).graph.node)]
     return tuple(sorted(kept, key=lambda case: case.name))
+
+
+def _model(case: TestCase) -> onnx.ModelProto:
+    """The case's model (every case :func:`default_domain_cases` keeps has one)."""
+    assert case.model is not None, f"node test {case.name} has no model"
+    return case.model
 
 
 def case_named(name: str) -> TestCase:
@@ -109,7 +115,7 @@ def _as_array(value: object) -> np.ndarray | onnx.TensorProto | None:
 
 def _string_or_structure(case: TestCase) -> str | None:
     """Why the case cannot be a C network at all: a string, sequence, optional or map tensor (None if not)."""
-    graph = case.model.graph
+    graph = _model(case).graph
     for value in (*graph.input, *graph.output):
         kind = _value_kind(value)
         if kind in NON_TENSOR:
@@ -122,10 +128,10 @@ def _string_or_structure(case: TestCase) -> str | None:
 def variant_model(case: TestCase, inputs: list[object], constants: bool) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     """The case's model and run-time feeds: as written, or with every input but the first an initializer."""
     model = onnx.ModelProto()
-    model.CopyFrom(case.model)
+    model.CopyFrom(_model(case))
     feeds: dict[str, np.ndarray] = {}
     kept = []
-    for index, (value, raw) in enumerate(zip(case.model.graph.input, inputs)):
+    for index, (value, raw) in enumerate(zip(_model(case).graph.input, inputs)):
         data = _as_array(raw)
         if data is None:
             raise TypeError(f"input {value.name!r} holds {type(raw).__name__}, not a tensor")
@@ -225,7 +231,7 @@ def run_case(case: TestCase, platform: str, host: PluginHost, runtime_cache: Pat
     if structure is not None:
         return Outcome(case.name, "string/sequence/optional", "", structure)
     failures: list[Outcome] = []
-    variants = (False, True) if len(case.model.graph.input) > 1 else (False,)
+    variants = (False, True) if len(_model(case).graph.input) > 1 else (False,)
     for constants in variants:
         with tempfile.TemporaryDirectory(prefix="deeploy-node-test-") as scratch:
             try:

@@ -160,9 +160,10 @@ class BatchJudge:
                     _, generated = compile_model(path, CompileOptions(platform=self.platform,
                                                                       network_name="node_case_batch"), self.host)
                 except UnsupportedModelError as error:
-                    refused = {_case_of(node.node, len(remaining)): node for node in error.nodes}
-                    if None in refused:
+                    found = {_case_of(node.node, len(remaining)): node for node in error.nodes}
+                    if None in found:
                         return {**verdicts, **self._judge_singly(remaining)}
+                    refused = {index: node for index, node in found.items() if index is not None}
                     for index, node in refused.items():
                         verdicts[remaining[index].name] = CaseVerdict("skipped", f"variant not supported: "
                                                                                  f"{node.describe()}")

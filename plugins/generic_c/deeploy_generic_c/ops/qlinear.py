@@ -249,7 +249,7 @@ class _Requantising(NodeParser):
                                f"requantization={mode!r}; this kernel requantises in {self.requantization}")
         scales = w_scale if w_scale.size > 1 else w_scale[:1]
         parts = (float(x_scale[0]), scales, y_scale, scales.size, output, zero)
-        if float_bias(bias):
+        if bias is not None and float_bias(bias):
             if mode != "float32":
                 raise NodeMismatch("dtype", f"the bias is {bias.dtype}; a float bias is added in exact mode's "
                                             f"float32 requantisation only, {mode} takes an int32 bias")
