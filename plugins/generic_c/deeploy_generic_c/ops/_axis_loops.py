@@ -16,7 +16,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deeploy_core.plugin_api import DataType, NodeMismatch
+import onnx_graphsurgeon as gs
+
+from deeploy_core.plugin_api import DataType, NetworkContext, NodeMismatch, attribute, is_present
 from deeploy_generic_c.ops._strided import block, counters, nested_loops, normalise_axis, offset
 
 
@@ -105,6 +107,24 @@ def narrowed(dtype: DataType, wide: str) -> str:
 def axis_geometry(shape: Sequence[int], axis: int) -> tuple[int, int, int]:
     """(outer, length, inner) of one axis of a dense tensor: rows of ``length`` elements ``inner`` apart."""
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+
+
+def reduction_axes(node: gs.Node, ctxt: NetworkContext, rank: int) -> set[int] | None:
+    """The reduced axes from the ``axes`` input (opset >= 13/18) or attribute; None for noop_with_empty_axes with
+    no axes (the output is the input)."""
+    axes: list[int] | None = None
+    if is_present(node, 1):
+        values = ctxt[node.inputs[1].name].values
+        if values is None:
+            raise NodeMismatch("shape", "axes must be a constant")
+        axes = [int(a) for a in values.reshape(-1)]
+    elif attribute(node, "axes", None) is not None:
+        axes = [int(a) for a in attribute(node, "axes")]
+    if not axes:
+        if int(attribute(node, "noop_with_empty_axes", 0)):
+            return None
+        return set(range(rank))
+    return reduced_axes(axes, rank)
 
 
 def node_axis_geometry(shape: Sequence[int], axis: int) -> tuple[int, int, int]:

@@ -28,8 +28,8 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
-    is_present,
 )
+from deeploy_generic_c.ops._axis_loops import reduction_axes
 from deeploy_generic_c.ops._common import HEADERS, c_float, single_binding
 
 KINDS = {"reduce_sum": "DCG_REDUCE_SUM", "reduce_mean": "DCG_REDUCE_SUM", "reduce_max": "DCG_REDUCE_MAX",
@@ -105,24 +105,11 @@ class ReduceParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         rank = len(x.shape)
-        axes: list[int] | None = None
-        if is_present(node, 1):
-            values = ctxt[node.inputs[1].name].values
-            if values is None:
-                raise NodeMismatch("shape", "axes must be a constant")
-            axes = [int(a) for a in values.reshape(-1)]
-        elif attribute(node, "axes", None) is not None:
-            axes = [int(a) for a in attribute(node, "axes")]
         copy = {"call": f"dcg_copy({x.c_name}, {y.c_name}, {x.size_bytes});", "size": 0}
-        if not axes:
-            if int(attribute(node, "noop_with_empty_axes", 0)):
-                return copy
-            axes = list(range(rank))
-        mask = [False] * rank
-        for axis in axes:
-            if not -rank <= axis < rank:
-                raise NodeMismatch("attribute", f"axis {axis} is out of range for rank {rank}")
-            mask[axis % rank] = True
+        axes = reduction_axes(node, ctxt, rank)
+        if axes is None:
+            return copy
+        mask = [axis in axes for axis in range(rank)]
         blocks = axis_blocks(tuple(x.shape), mask)
         if not any(block.reduced for block in blocks):  # only axes of length one: a copy
             return copy

@@ -39,9 +39,8 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
     attribute,
-    is_present,
 )
-from deeploy_generic_c.ops._axis_loops import narrowed, reduced_axes, reduction_code
+from deeploy_generic_c.ops._axis_loops import narrowed, reduction_axes, reduction_code
 from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._strided import block
 
@@ -119,24 +118,6 @@ def plan(dtype: DataType, kind: str, count: int) -> Plan:
     if dtype is BOOL:
         raise NodeMismatch("dtype", "bool input: only ReduceMax and ReduceMin take bool")
     return (_float_plan if dtype.is_float else _integer_plan)(dtype, kind, count)
-
-
-def reduction_axes(node: gs.Node, ctxt: NetworkContext, rank: int) -> set[int] | None:
-    """The reduced axes from the ``axes`` input (opset >= 13/18) or attribute; None for noop_with_empty_axes with
-    no axes (the output is the input)."""
-    axes: list[int] | None = None
-    if is_present(node, 1):
-        values = ctxt[node.inputs[1].name].values
-        if values is None:
-            raise NodeMismatch("shape", "axes must be a constant")
-        axes = [int(a) for a in values.reshape(-1)]
-    elif attribute(node, "axes", None) is not None:
-        axes = [int(a) for a in attribute(node, "axes")]
-    if not axes:
-        if int(attribute(node, "noop_with_empty_axes", 0)):
-            return None
-        return set(range(rank))
-    return reduced_axes(axes, rank)
 
 
 class TypedReduceParser(NodeParser):
