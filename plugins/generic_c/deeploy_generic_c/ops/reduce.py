@@ -22,12 +22,10 @@ from deeploy_core.plugin_api import (
     INT64,
     NetworkContext,
     NodeMapper,
-    NodeMismatch,
     NodeParser,
     NodeTemplate,
     NodeTypeChecker,
     OperatorRepresentation,
-    attribute,
 )
 from deeploy_generic_c.ops._axis_loops import reduction_axes
 from deeploy_generic_c.ops._common import HEADERS, c_float, single_binding
