@@ -57,9 +57,9 @@ def run(case: Case, host: PluginHost, runtime_cache: Path) -> tuple[str, str, st
 
 
 def main() -> int:
-    import onnx_graphsurgeon as gs
+    from onnx_graphsurgeon.logger import G_LOGGER
 
-    gs.logger.severity = gs.logger.ERROR  # its folding warnings go to stdout, which holds the table
+    G_LOGGER.severity = G_LOGGER.ERROR  # its folding warnings go to stdout, which holds the table
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--filter", default="", help="only cases whose id contains this text")
     parser.add_argument("--skip-heavy", action="store_true", help="leave out the networks with millions of weights")
