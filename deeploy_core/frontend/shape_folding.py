@@ -42,6 +42,7 @@ import onnx_graphsurgeon as gs
 from onnx import shape_inference
 
 from deeploy_core.frontend.constant_compress import compress_to_gather
+from deeploy_core.frontend.constant_round import FoldCandidate, can_fold_on_protobuf, fold_round
 from deeploy_core.frontend.declared_ops import DeclaredNodes, infer_with_declarations
 from deeploy_core.frontend.errors import ModelImportError
 from deeploy_core.frontend.fold_candidates import may_fold
@@ -105,23 +106,21 @@ class _Budget:
 
 
 class _Exclusion:
-    """onnx-graphsurgeon's ``should_exclude_node``: which otherwise foldable nodes stay (see the module docstring)."""
+    """Which otherwise foldable nodes stay (see the module docstring); the policy of both fold paths."""
 
-    def __init__(self, kept_outputs: Collection[str], graph_outputs: Collection[str], dims: dict[str, Dims | None],
-                 budget: _Budget) -> None:
+    def __init__(self, kept_outputs: Collection[str], graph_outputs: Collection[str], budget: _Budget) -> None:
         self.kept_outputs = kept_outputs
         self.graph_outputs = graph_outputs
-        self.dims = dims
         self.budget = budget
 
-    def __call__(self, node: gs.Node) -> bool:
-        if node.op in KEPT_OPS or (node.domain or "") not in _DEFAULT_DOMAINS:
+    def __call__(self, candidate: FoldCandidate) -> bool:
+        if candidate.op in KEPT_OPS or (candidate.domain or "") not in _DEFAULT_DOMAINS:
             return True
         total = 0
-        for tensor in node.outputs:
-            if tensor.name in self.kept_outputs or tensor.name in self.graph_outputs:
+        for name, dims, dtype in candidate.outputs:
+            if name in self.kept_outputs or name in self.graph_outputs:
                 return True
-            size = _byte_size(self.dims.get(tensor.name), tensor.dtype)
+            size = _byte_size(dims, dtype)
             if size is None or size > FOLD_LIMIT_BYTES:
                 return True
             total += size
@@ -131,27 +130,52 @@ class _Exclusion:
         return False
 
 
+class _GraphsurgeonExclusion:
+    """The policy as onnx-graphsurgeon's ``should_exclude_node`` (it passes its own node objects)."""
+
+    def __init__(self, policy: _Exclusion, dims: dict[str, Dims | None]) -> None:
+        self.policy = policy
+        self.dims = dims
+
+    def __call__(self, node: gs.Node) -> bool:
+        outputs = [(tensor.name, self.dims.get(tensor.name), None if tensor.dtype is None else np.dtype(tensor.dtype))
+                   for tensor in node.outputs]
+        return self.policy(FoldCandidate(node.op, node.domain or "", outputs))
+
+
 def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget: _Budget) -> onnx.GraphProto | None:
     """One fold of an inferred model; the folded graph, or None when nothing was folded.
 
-    ONNX Runtime evaluates every foldable tensor of the round in one session.
-    Only when that session fails (a constant subgraph it cannot evaluate) does
-    onnx-graphsurgeon partition the graph: ``recursive`` partitioning peels
-    the failing node off and folds the rest, at the price of a graph copy and
-    a session per folded node.  (Its ``basic`` partitioning, used before, did
-    that copy for every folded node of every model, seconds for a TorchScript
-    export with a few hundred shape nodes, and on a failing partition retried
-    the same partition until Python's recursion limit, so nothing was folded.)
-    The fallback starts again from the inferred model with the budget as it
-    was.
+    A flat graph in topological order (what exporters write) is folded on
+    the protobuf, every foldable tensor evaluated in one ONNX Runtime session
+    (:mod:`.constant_round`).  Graphs with subgraphs or local functions go to
+    onnx-graphsurgeon, also in one session.  Only when that session fails (a
+    constant subgraph it cannot evaluate) does onnx-graphsurgeon partition
+    the graph: ``recursive`` partitioning peels the failing node off and
+    folds the rest, at the price of a graph copy and a session per folded
+    node.  The fallback starts again from the inferred model with the budget
+    as it was.
     """
     left = budget.left
+    policy = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, budget)
     with _runtime_silenced():
         try:
-            return _fold_with(inferred, kept_outputs, budget, partitioning=None)
+            if can_fold_on_protobuf(inferred.graph, inferred.functions):
+                return fold_round(inferred, policy, _evaluate, pinned=kept_outputs)
+            return _fold_with(inferred, policy, partitioning=None)
         except Exception:  # noqa: BLE001 - some constant subgraph ONNX Runtime cannot evaluate: fold the others
             budget.left = left
-            return _fold_with(inferred, kept_outputs, budget, partitioning="recursive")
+            return _fold_with(inferred, policy, partitioning="recursive")
+
+
+def _evaluate(model: onnx.ModelProto, outputs: list[str]) -> list[np.ndarray]:
+    """The named outputs of a model of constants, from one ONNX Runtime session."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return [np.asarray(value) for value in session.run(outputs, {})]
 
 
 _RUNTIME_DEFAULT_SEVERITY = 2
@@ -173,13 +197,11 @@ def _runtime_silenced() -> Iterator[None]:
         onnxruntime.set_default_logger_severity(_RUNTIME_DEFAULT_SEVERITY)
 
 
-def _fold_with(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget: _Budget,
-               partitioning: str | None) -> onnx.GraphProto | None:
+def _fold_with(inferred: onnx.ModelProto, policy: _Exclusion, partitioning: str | None) -> onnx.GraphProto | None:
     """Fold with onnx-graphsurgeon; ``partitioning=None`` raises instead of skipping what it cannot evaluate."""
     graph = gs.import_onnx(inferred)
     before = len(graph.nodes)
-    exclude = _Exclusion(kept_outputs, {value.name for value in inferred.graph.output}, tensor_dims(inferred.graph),
-                         budget)
+    exclude = _GraphsurgeonExclusion(policy, tensor_dims(inferred.graph))
     nested = _has_subgraphs(inferred.graph)
     order = None if nested or inferred.functions else _level_order(inferred.graph)
     if order is None:
