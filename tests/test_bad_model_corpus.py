@@ -1,9 +1,9 @@
 """Every model of the bad-model corpus is refused with exit code 2 and one line naming what is wrong.
 
 The corpus (``tests/corpus/bad``) is written by ``tests/corpus/make_bad_corpus.py``; the first test checks the
-committed files are exactly what the script writes.  Each case is compiled by the real command in a child
-process (so a traceback or a stray file would show), with ``--force`` over an existing output folder, and run
-in-process through ``analyze``, ``validate`` and the cluster platform's ``compile``.
+committed files are exactly what the script writes.  Each case is compiled in-process through the command line (the first few also by the real command in a child
+process, so a traceback or a stray file would show there too), with ``--force`` over an existing output folder,
+and run in-process through ``analyze``, ``validate`` and the cluster platform's ``compile``.
 """
 
 from __future__ import annotations
@@ -58,21 +58,44 @@ def _check_error_line(stderr: str, case: dict) -> str:
     return line
 
 
+def _refused_compile(case: dict, tmp_path: Path, in_child_process: bool) -> tuple[int, str, str]:
+    """``compile --force`` of the case over an existing output folder: exit code, stdout, stderr."""
+    output = tmp_path / "out"
+    arguments = ["compile", str(BAD / case["file"]), "--platform", "generic-c", "-o", str(output), "--force"]
+    if in_child_process:
+        result = subprocess.run([sys.executable, "-m", "deeploy_core", *arguments], capture_output=True, text=True,
+                                cwd=tmp_path, env={**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"})
+        return result.returncode, result.stdout, result.stderr
+    invoked = CliRunner().invoke(cli, arguments)
+    assert invoked.exception is None or isinstance(invoked.exception, SystemExit), (
+        f"{case['file']}: {invoked.exception!r}")
+    return invoked.exit_code, invoked.stdout, invoked.stderr
+
+
+CHILD_PROCESS_CASES = 6
+"""How many cases (the first of the corpus) also run as the real command in a child process, as a user runs it;
+all of them run in-process (a child process per case cost CI two minutes)."""
+
+
+COMPILE_RUNS = [pytest.param(case, False, id=f"{case['file']}-in-process") for case in CASES] + [
+    pytest.param(case, True, id=f"{case['file']}-child-process") for case in CASES[:CHILD_PROCESS_CASES]]
+
+
 @NEEDS_GENERIC_C
-@pytest.mark.parametrize("case", CASES, ids=[case["file"] for case in CASES])
-def test_compile_refuses_in_one_line_and_leaves_everything_as_it_was(case: dict, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("case", "in_child_process"), COMPILE_RUNS)
+def test_compile_refuses_in_one_line_and_leaves_everything_as_it_was(case: dict, in_child_process: bool,
+                                                                     tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEEPLOY_CORE_PLUGINS", "generic-c")
+    monkeypatch.chdir(tmp_path)
     output = tmp_path / "out"
     output.mkdir()
     (output / "Network.c").write_text("/* the user's earlier build */\n", encoding="utf-8")
     before_work, before_corpus = _tree(tmp_path), _tree(BAD)
-    result = subprocess.run(
-        [sys.executable, "-m", "deeploy_core", "compile", str(BAD / case["file"]), "--platform", "generic-c",
-         "-o", str(output), "--force"],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "DEEPLOY_CORE_PLUGINS": "generic-c"},
-    )
-    assert result.returncode == 2, f"{case['file']}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
-    assert result.stdout == ""
-    _check_error_line(result.stderr, case)
+    exit_code, stdout, stderr = _refused_compile(case, tmp_path, in_child_process)
+    assert exit_code == 2, f"{case['file']}: exit {exit_code}\n{stdout}\n{stderr}"
+    assert stdout == ""
+    _check_error_line(stderr, case)
     assert _tree(tmp_path) == before_work, "files changed outside (or inside) the output folder"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out"], "a staging folder was left behind"
     assert _tree(BAD) == before_corpus, "the model's folder changed"

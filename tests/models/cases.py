@@ -82,15 +82,13 @@ class Case:
         return Bound(lsb=1.0)
 
 
-_RESIZE = "no Resize on generic-c: timm upsamples mobilevit's 1x1 last stage (32x32 input) bilinearly to 2x2"
-_REFUSED: dict[tuple[str, str], str] = {("mobilevit_xxs_32", "legacy"): _RESIZE, ("mobilevit_xxs_32", "dynamo"): _RESIZE}
-"""(model, exporter) pairs the compiler refuses today, with the reason (an op no platform implements yet)."""
+_REFUSED: dict[tuple[str, str], str] = {}
+"""(model, exporter) pairs the compiler refuses today, with the reason (an op no platform implements yet); none since
+Resize landed on both platforms (mobilevit_xxs_32 upsamples its last stage bilinearly)."""
 
-_UNTILED_RESIZE = ("Resize has no tiling on pulp-cluster: the U-Net's bilinear upsampling (16x16 to 32x32, 16 channels) "
-                   "needs 82 KB of L1 at once, the default L1 is 64 KiB")
-_REFUSED_ON_CLUSTER: dict[tuple[str, str], str] = {("unet", "legacy"): _UNTILED_RESIZE,
-                                                   ("unet", "dynamo"): _UNTILED_RESIZE}
-"""Pairs pulp-cluster refuses today with its default sizes (generic-c compiles them)."""
+_REFUSED_ON_CLUSTER: dict[tuple[str, str], str] = {}
+"""Pairs pulp-cluster refuses today with its default sizes (generic-c compiles them); none since Resize tiles on the
+cluster (the U-Net's 16x16 to 32x32 upsampling needed 82 KB of L1 untiled)."""
 
 QUANTISED = ("resnet18", "resnet18_narrow", "mobilenet_v2", "squeezenet1_1", "shufflenet_v2_x0_5")
 """CNNs whose int8 QDQ version (ONNX Runtime's quantize_static of the legacy export) is validated."""

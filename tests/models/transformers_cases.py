@@ -25,11 +25,9 @@ DEFAULT_RUN = frozenset({("bert", "legacy", "generic-c"), ("convnext", "legacy",
 """The cases CI runs by default (a text model with token ids and a mask, a CNN-like one tiled on the cluster: both
 legacy exports, which take seconds where the dynamo exporter takes tens); the rest run with ``-m heavy_model``."""
 
-KNOWN_FAILURES: dict[str, str] = {
-    f"segformer-{exporter}-pulp-cluster": "Resize has no tiling on the cluster: the decode head's first upsampling "
-    "needs its whole input and output in L1 (65667 bytes; L1 holds 65536)" for exporter in EXPORTERS
-}
-"""Case id -> why the compiler refuses it today (an op no platform implements yet): the test expects that refusal."""
+KNOWN_FAILURES: dict[str, str] = {}
+"""Case id -> why the compiler refuses it today (the test expects that refusal); empty since Resize tiles on the
+cluster (SegFormer's decode head upsampled its whole input and output in L1: 65667 bytes, L1 holds 65536)."""
 
 
 @dataclass(frozen=True)

@@ -34,5 +34,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     here = Path(__file__).parent
     for item in items:
-        if here in Path(str(item.path)).parents and item.get_closest_marker("heavy_model"):
-            item.add_marker(pytest.mark.skip(reason="compiles every layer alone: run with -m heavy_model"))
+        marker = item.get_closest_marker("heavy_model")
+        if here in Path(str(item.path)).parents and marker:
+            why = marker.kwargs.get("reason", "compiles every layer alone")
+            item.add_marker(pytest.mark.skip(reason=f"{why}: run with -m heavy_model"))

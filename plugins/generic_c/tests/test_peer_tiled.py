@@ -1,6 +1,10 @@
 """Every Deeploy peer test, tiled into L1 on the generic C platform: 64000 B, 16000 B and the smallest L1 the
 tiler reports feasible, with single and double buffering.
 
+The default run keeps one configuration per network here (L1 16000, single
+buffering) besides the sanitizer test's smallest L1 with double buffering;
+the other five (CI's time budget) run with ``-m heavy_model``.
+
 Float tests must match their golden outputs within the FP32 tolerance, integer tests bit for bit.  Every
 compile's reported L1 usage (tile buffers + tiling tables + kernel scratch) must fit the configured L1.  Every
 build uses -Wall -Wextra -Werror -pedantic; the smallest L1 with double buffering also runs under ASan/UBSan.
@@ -44,9 +48,20 @@ def smallest_l1(peer, buffering: str, host: PluginHost) -> int:
     return int(found.group(1))
 
 
+DEFAULT_CONFIGURATION = (16000, "single")
+"""The (L1, buffering) pair the default run checks for every network (the sanitizer test below adds the smallest
+L1 with double buffering); the rest of the matrix is marked heavy_model."""
+
+
+def _configuration(l1: int | str, buffering: str) -> object:
+    marks = [] if (l1, buffering) == DEFAULT_CONFIGURATION else [
+        pytest.mark.heavy_model(reason="the rest of the L1 x buffering matrix")]
+    return pytest.param(l1, buffering, id=f"{l1}-{buffering}", marks=marks)
+
+
 @pytest.mark.skipif(ROOT is None, reason=MISSING)
-@pytest.mark.parametrize("buffering", ["single", "double"])
-@pytest.mark.parametrize("l1", [64000, 16000, "smallest"])
+@pytest.mark.parametrize(("l1", "buffering"), [_configuration(l1, buffering) for l1 in (64000, 16000, "smallest")
+                                               for buffering in ("single", "double")])
 @pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
 def test_peer_test_runs_tiled(peer, l1, buffering: str, generic_c_host: PluginHost, runtime_cache: Path) -> None:
     size = smallest_l1(peer, buffering, generic_c_host) if l1 == "smallest" else l1

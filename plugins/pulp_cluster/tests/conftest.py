@@ -17,8 +17,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     here = Path(__file__).parent
     for item in items:
-        if here in Path(str(item.path)).parents and item.get_closest_marker("heavy_model"):
-            item.add_marker(pytest.mark.skip(reason="the long matrix: run with -m heavy_model"))
+        marker = item.get_closest_marker("heavy_model")
+        if here in Path(str(item.path)).parents and marker:
+            why = marker.kwargs.get("reason", "the long matrix")
+            item.add_marker(pytest.mark.skip(reason=f"{why}: run with -m heavy_model"))
 
 from deeploy_core.plugins import PluginHost
 from deeploy_generic_c import plugin as generic_c_plugin

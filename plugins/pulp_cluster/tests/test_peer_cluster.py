@@ -9,6 +9,10 @@ tiling tables, per-core kernel scratch) must fit the configured L1; and the
 DMA traffic and per-core work the emulator counts must equal the compiler's
 figures in report.json (``traffic`` and the cost model's ``estimate``).
 
+The default run keeps two of the four configurations per network (L1 64 000
+single-buffered with the sanitizers, L1 16 000 double-buffered); the other
+two (CI's time budget) run with ``-m heavy_model``.
+
 Every build uses -Wall -Wextra -Werror -pedantic.  The L1 64 000 single-buffered
 configuration is also built with AddressSanitizer and UBSan (the emulator then
 poisons DMA destinations until their wait, so an early read is a report), and
@@ -46,9 +50,19 @@ def cluster_options(peer, l1: int, buffering: str, cores: int = 8) -> CompileOpt
                           buffering=buffering, cores=cores)
 
 
+DEFAULT_CONFIGURATIONS = (ADDRESS_SANITIZED, (16000, "double"))
+"""The (L1, buffering) pairs every network runs in the default profile; the others are marked heavy_model."""
+
+
+def _configuration(l1: int, buffering: str) -> object:
+    marks = [] if (l1, buffering) in DEFAULT_CONFIGURATIONS else [
+        pytest.mark.heavy_model(reason="the rest of the L1 x buffering matrix")]
+    return pytest.param(l1, buffering, id=f"{l1}-{buffering}", marks=marks)
+
+
 @pytest.mark.skipif(ROOT is None, reason=MISSING)
-@pytest.mark.parametrize("buffering", ["single", "double"])
-@pytest.mark.parametrize("l1", [64000, 16000])
+@pytest.mark.parametrize(("l1", "buffering"), [_configuration(l1, buffering) for l1 in (64000, 16000)
+                                               for buffering in ("single", "double")])
 @pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
 def test_peer_test_runs_on_the_cluster(peer, l1: int, buffering: str, cluster_host: PluginHost, runtime_cache: Path,
                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
