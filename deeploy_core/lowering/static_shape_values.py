@@ -72,13 +72,14 @@ class FoldStaticShapeValues(Pass[gs.Graph]):
             else:
                 value = np.array(math.prod(dims), dtype=np.int64)
             output = node.outputs[0]
+            if any(tensor is output for tensor in graph.outputs):
+                continue  # a graph output keeps its node (the interface names it)
             constant = gs.Constant(output.name, value)
             for consumer in list(output.outputs):
                 for index, tensor in enumerate(list(consumer.inputs)):
                     if tensor is output:
                         consumer.inputs[index] = constant
-            if any(tensor is output for tensor in graph.outputs):
-                continue  # a graph output keeps its node (the interface names it)
+            node.outputs.clear()  # the node goes at clean-up; no variable shares the constant's name meanwhile
             folded += 1
         if folded:
             graph.cleanup(remove_unused_graph_inputs=False)
