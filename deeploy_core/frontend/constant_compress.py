@@ -47,6 +47,8 @@ def compress_to_gather(model: onnx.ModelProto, inferred: onnx.GraphProto) -> int
     static shape yet waits for a later fold round.
     """
     graph = model.graph
+    if not any(node.op_type == "Compress" for node in graph.node):
+        return 0  # the common case, before reading every constant of the model
     constants = _constants(graph)
     taken = {name for node in graph.node for name in (*node.input, *node.output)} | set(constants)
     rewritten = 0

@@ -71,11 +71,12 @@ def can_fold_on_protobuf(graph: onnx.GraphProto, functions: Sequence[onnx.Functi
 class _Round:
     """The state of one fold round over an inferred graph."""
 
-    def __init__(self, graph: onnx.GraphProto, policy: FoldPolicy, pinned: Collection[str]) -> None:
+    def __init__(self, graph: onnx.GraphProto, policy: FoldPolicy, pinned: Collection[str],
+                 dims: dict[str, Dims | None]) -> None:
         self.graph = graph
         self.pinned = pinned
         self.policy = policy
-        self.dims = tensor_dims(graph)
+        self.dims = dims
         self.types = _element_types(graph)
         self.initializers = {tensor.name: tensor for tensor in graph.initializer}
         self.known: dict[str, np.ndarray] = {}
@@ -189,14 +190,15 @@ class _Round:
 
 def fold_round(inferred: onnx.ModelProto, policy: FoldPolicy,
                evaluate: Callable[[onnx.ModelProto, list[str]], list[np.ndarray]],
-               pinned: Collection[str] = ()) -> onnx.GraphProto | None:
+               pinned: Collection[str] = (), dims: dict[str, Dims | None] | None = None) -> onnx.GraphProto | None:
     """Fold ``inferred`` (see the module docstring); None when no node goes.
 
     ``evaluate`` runs a model of constants and returns the named outputs
     (ONNX Runtime in production); it is called at most once.  Nodes that
     produce a ``pinned`` name (or a graph output) stay whatever they are.
+    ``dims``: the graph's :func:`tensor_dims`, when the caller has them.
     """
-    state = _Round(inferred.graph, policy, pinned)
+    state = _Round(inferred.graph, policy, pinned, tensor_dims(inferred.graph) if dims is None else dims)
     for index, node in enumerate(inferred.graph.node):
         state.visit(index, node)
     wanted = state.frontier()

@@ -29,7 +29,7 @@ from collections.abc import Collection
 import onnx
 from onnx import TensorProto
 
-from deeploy_core.frontend.unknown_shapes import tensor_dims
+from deeploy_core.frontend.unknown_shapes import Dims, tensor_dims
 
 _CAST_ELISION_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Equal", "Greater", "Less", "Concat"})
 """The ops onnx-graphsurgeon looks through when it removes a Cast to float and back (its shape-tensor cast elision)."""
@@ -37,10 +37,11 @@ _CAST_ELISION_OPS = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Equal"
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def may_fold(graph: onnx.GraphProto, kept_ops: Collection[str]) -> bool:
-    """Some node of an already folded and inferred ``graph`` may still fold (see the module docstring)."""
+def may_fold(graph: onnx.GraphProto, kept_ops: Collection[str], dims: dict[str, Dims | None] | None = None) -> bool:
+    """Some node of an already folded and inferred ``graph`` may still fold (see the module docstring); ``dims``: the
+    graph's :func:`tensor_dims` when the caller has them."""
     constants = {tensor.name for tensor in graph.initializer}
-    dims = tensor_dims(graph)
+    dims = tensor_dims(graph) if dims is None else dims
     float_casts = {node.output[0] for node in graph.node
                    if node.op_type == "Cast" and node.output and _cast_target(node) == TensorProto.FLOAT}
     for node in graph.node:

@@ -85,9 +85,8 @@ def _infer(model: onnx.ModelProto, declared: DeclaredNodes) -> onnx.ModelProto:
     return _lenient(model)
 
 
-def _unshaped_outputs(graph: onnx.GraphProto) -> bool:
-    """Some output of a default-domain node has no static shape."""
-    dims = tensor_dims(graph)
+def _unshaped_outputs(graph: onnx.GraphProto, dims: dict[str, Dims | None]) -> bool:
+    """Some output of a default-domain node has no static shape (``dims``: the graph's :func:`tensor_dims`)."""
     return any(name and not is_static(dims.get(name))
                for node in graph.node if node.domain in _DEFAULT_DOMAINS for name in node.output)
 
@@ -143,7 +142,8 @@ class _GraphsurgeonExclusion:
         return self.policy(FoldCandidate(node.op, node.domain or "", outputs))
 
 
-def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget: _Budget) -> onnx.GraphProto | None:
+def _fold_once(inferred: onnx.ModelProto, dims: dict[str, Dims | None], kept_outputs: Collection[str],
+               budget: _Budget) -> onnx.GraphProto | None:
     """One fold of an inferred model; the folded graph, or None when nothing was folded.
 
     A flat graph in topological order (what exporters write) is folded on
@@ -161,7 +161,7 @@ def _fold_once(inferred: onnx.ModelProto, kept_outputs: Collection[str], budget:
     with _runtime_silenced():
         try:
             if can_fold_on_protobuf(inferred.graph, inferred.functions):
-                return fold_round(inferred, policy, _evaluate, pinned=kept_outputs)
+                return fold_round(inferred, policy, _evaluate, pinned=kept_outputs, dims=dims)
             return _fold_with(inferred, policy, partitioning=None)
         except Exception:  # noqa: BLE001 - some constant subgraph ONNX Runtime cannot evaluate: fold the others
             budget.left = left
@@ -288,7 +288,8 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
         inferred = _infer(_copy(model), declared)
     except Exception:  # noqa: BLE001 - a model onnx cannot infer is judged by strict inference next
         return removed
-    if not _unshaped_outputs(inferred.graph):
+    dims = tensor_dims(inferred.graph)
+    if not _unshaped_outputs(inferred.graph, dims):
         return removed
     for _ in range(len(model.graph.node) + 1):  # every productive round removes a node
         if compress_to_gather(model, inferred.graph):  # a constant condition decides the length (see the module)
@@ -296,11 +297,12 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
                 inferred = _infer(_copy(model), declared)
             except Exception:  # noqa: BLE001 - as above
                 return removed
-            if not _unshaped_outputs(inferred.graph):
+            dims = tensor_dims(inferred.graph)
+            if not _unshaped_outputs(inferred.graph, dims):
                 return removed
         before = len(model.graph.node)
         try:
-            graph = _fold_once(inferred, kept_outputs, budget)
+            graph = _fold_once(inferred, dims, kept_outputs, budget)
         except Exception:  # noqa: BLE001 - a model ONNX Runtime cannot evaluate is judged by strict inference next
             return removed
         if graph is None:
@@ -311,13 +313,15 @@ def fold_shape_arithmetic(model: onnx.ModelProto, kept_outputs: Collection[str] 
             inferred = _infer(_copy(model), declared)
         except Exception:  # noqa: BLE001 - as above
             return removed
-        if not may_fold(inferred.graph, KEPT_OPS):
+        dims = tensor_dims(inferred.graph)
+        if not may_fold(inferred.graph, KEPT_OPS, dims):
             if not compress_to_gather(model, inferred.graph):
                 return removed  # the next round would fold nothing (and cost as much as a productive one)
             try:
                 inferred = _infer(_copy(model), declared)
             except Exception:  # noqa: BLE001 - as above
                 return removed
+            dims = tensor_dims(inferred.graph)
     return removed
 
 

@@ -9,6 +9,7 @@ C verbatim.  Comments use :func:`c_comment_text`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -63,6 +64,11 @@ _COMMENT_MARKS = re.compile(r"([*/])(?=[*/])")
 _TRIGRAPH_START = re.compile(r"\?(?=\?)")
 
 
+_PRINTABLE = str.maketrans({**{code: "?" for code in range(32)}, 127: "?", ord("\\"): "/"})
+"""Backslashes (which would splice lines) to ``/``, control characters to ``?``."""
+
+
+@functools.lru_cache(maxsize=4096)
 def c_comment_text(text: str, limit: int = 80) -> str:
     """``text`` made safe inside a ``/* */`` comment: printable ASCII on one line, no comment marks.
 
@@ -72,10 +78,10 @@ def c_comment_text(text: str, limit: int = 80) -> str:
     adjacent pair of ``*`` and ``/`` split by a space, so that neither the end
     of the comment nor a nested opener (``-Wcomment``) can appear, whatever
     text precedes or follows.  ``??`` is split as well, so that no trigraph
-    can form.
+    can form.  Cached: a network's comments name the same tensors many times.
     """
     ascii_only = text.encode("ascii", "backslashreplace").decode()
-    printable = "".join("/" if ch == "\\" else ch if 32 <= ord(ch) < 127 else "?" for ch in ascii_only)
+    printable = ascii_only.translate(_PRINTABLE)
     if len(printable) > limit:
         printable = printable[: max(limit - 3, 0)] + "..."
     safe = _TRIGRAPH_START.sub("? ", _COMMENT_MARKS.sub(r"\1 ", printable))
