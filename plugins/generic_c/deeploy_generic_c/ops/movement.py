@@ -11,6 +11,7 @@ from deeploy_core.plugin_api import (
     INT64,
     Buffer,
     NetworkContext,
+    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
@@ -20,7 +21,8 @@ from deeploy_core.plugin_api import (
     c_array_values,
     is_present,
 )
-from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding
+from deeploy_generic_c.ops._common import CALL, MAX_DIMS, int_array, single_binding
+from deeploy_generic_c.ops._pad_tiles import TILE_BEGIN_ATTRIBUTE, PadTiles
 
 
 def _same_type(source: Buffer, target: Buffer) -> None:
@@ -170,6 +172,8 @@ class PadParser(NodeParser):
         begin = [0] * rank
         for position, axis in enumerate(axes):
             begin[axis % rank] = pads[position]
+        if TILE_BEGIN_ATTRIBUTE in node.attrs:  # a tile of the layer (see _pad_tiles): its window's own offsets
+            begin = [int(offset) for offset in node.attrs[TILE_BEGIN_ATTRIBUTE]]
         value = "NULL"
         if mode == "constant":
             raw = 0
@@ -215,8 +219,9 @@ MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Transpose": single_binding(TransposeParser(), ANY, "Transpose any type"),
     "Concat": single_binding(ConcatParser(), ANY, "Concat any type"),
     "Slice": single_binding(SliceParser(), ANY, "Slice any type"),
-    "Pad": single_binding(PadParser(), NodeTypeChecker((None, INT64, None, None), (None,), moves_storage_types=True),
-                          "Pad any type"),
+    "Pad": (NodeMapper(PadParser(), (NodeBinding(NodeTypeChecker((None, INT64, None, None), (None,),
+                                                                 moves_storage_types=True), CALL),),
+                       name="Pad any type", tile_constraint=PadTiles()),),
     "Gather": single_binding(GatherParser(), NodeTypeChecker((None, INT64), (None,), moves_storage_types=True),
                              "Gather any type"),
 }
