@@ -17,6 +17,7 @@ from deeploy_core.plugin_api import (
     NodeParser,
     NodeTemplate,
     NodeTypeChecker,
+    TileConstraint,
 )
 
 HEADERS = ("dcg_kernels.h",)
@@ -40,9 +41,10 @@ CALL = NodeTemplate("${call}", headers=HEADERS)
 """The template of parsers that build the whole kernel call themselves (key ``call``)."""
 
 
-def single_binding(parser: NodeParser, checker: NodeTypeChecker, name: str, template: NodeTemplate = CALL) -> tuple[NodeMapper, ...]:
-    """The mapper table entry of an op with one parser and one binding."""
-    return (NodeMapper(parser, (NodeBinding(checker, template),), name=name),)
+def single_binding(parser: NodeParser, checker: NodeTypeChecker, name: str, template: NodeTemplate = CALL,
+                   tile_constraint: TileConstraint | None = None) -> tuple[NodeMapper, ...]:
+    """The mapper table entry of an op with one parser and one binding (and how a tiling platform cuts it)."""
+    return (NodeMapper(parser, (NodeBinding(checker, template),), name=name, tile_constraint=tile_constraint),)
 
 
 def c_float(value: float) -> str:

@@ -32,6 +32,7 @@ from deeploy_core.plugin_api import (
     attribute,
 )
 from deeploy_generic_c.ops._common import single_binding
+from deeploy_generic_c.ops._gather_tiles import GatherTiles
 from deeploy_generic_c.ops._indexing import check_if_constant, require_index_type, require_same_type
 from deeploy_generic_c.ops._reductions import combine
 from deeploy_generic_c.ops._strided import (
@@ -228,7 +229,8 @@ class ScatterNDParser(NodeParser):
 _TWO = NodeTypeChecker((None, None), (None,))
 _THREE = NodeTypeChecker((None, None, None), (None,))
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Gather": single_binding(Int32GatherParser(), NodeTypeChecker((None, INT32), (None,)), "Gather int32 indices"),
+    "Gather": single_binding(Int32GatherParser(), NodeTypeChecker((None, INT32), (None,)), "Gather int32 indices",
+                             tile_constraint=GatherTiles()),
     "GatherElements": single_binding(GatherElementsParser(), _TWO, "GatherElements any type"),
     "GatherND": single_binding(GatherNDParser(), _TWO, "GatherND any type"),
     "ScatterElements": single_binding(ScatterElementsParser(), _THREE, "ScatterElements any type"),

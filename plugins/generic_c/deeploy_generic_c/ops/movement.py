@@ -11,7 +11,6 @@ from deeploy_core.plugin_api import (
     INT64,
     Buffer,
     NetworkContext,
-    NodeBinding,
     NodeMapper,
     NodeMismatch,
     NodeParser,
@@ -21,7 +20,8 @@ from deeploy_core.plugin_api import (
     c_array_values,
     is_present,
 )
-from deeploy_generic_c.ops._common import CALL, MAX_DIMS, int_array, single_binding
+from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding
+from deeploy_generic_c.ops._gather_tiles import GatherTiles
 from deeploy_generic_c.ops._pad_tiles import TILE_BEGIN_ATTRIBUTE, PadTiles
 
 
@@ -219,9 +219,8 @@ MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Transpose": single_binding(TransposeParser(), ANY, "Transpose any type"),
     "Concat": single_binding(ConcatParser(), ANY, "Concat any type"),
     "Slice": single_binding(SliceParser(), ANY, "Slice any type"),
-    "Pad": (NodeMapper(PadParser(), (NodeBinding(NodeTypeChecker((None, INT64, None, None), (None,),
-                                                                 moves_storage_types=True), CALL),),
-                       name="Pad any type", tile_constraint=PadTiles()),),
+    "Pad": single_binding(PadParser(), NodeTypeChecker((None, INT64, None, None), (None,), moves_storage_types=True),
+                          "Pad any type", tile_constraint=PadTiles()),
     "Gather": single_binding(GatherParser(), NodeTypeChecker((None, INT64), (None,), moves_storage_types=True),
-                             "Gather any type"),
+                             "Gather any type", tile_constraint=GatherTiles()),
 }
