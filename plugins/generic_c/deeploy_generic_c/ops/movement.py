@@ -23,6 +23,8 @@ from deeploy_core.plugin_api import (
 from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding
 from deeploy_generic_c.ops._gather_tiles import GatherTiles
 from deeploy_generic_c.ops._pad_tiles import TILE_BEGIN_ATTRIBUTE, PadTiles
+from deeploy_generic_c.ops._slice_tiles import TILE_BEGIN_ATTRIBUTE as SLICE_TILE_BEGIN
+from deeploy_generic_c.ops._slice_tiles import SliceTiles
 
 
 def _same_type(source: Buffer, target: Buffer) -> None:
@@ -144,6 +146,8 @@ class SliceParser(NodeParser):
             start = start + dim if start < 0 else start
             begin[axis] = min(max(start, 0), dim) if step > 0 else min(max(start, 0), dim - 1)
             stride[axis] = step
+        if SLICE_TILE_BEGIN in node.attrs:  # a tile of the layer (see _slice_tiles): its begin in the tile's box
+            begin = [int(offset) for offset in node.attrs[SLICE_TILE_BEGIN]]
         return {
             "call": (
                 f"dcg_slice({x.c_name}, {y.c_name}, {x.dtype.size}, {rank}, {int_array(x.shape)}, "
@@ -218,7 +222,7 @@ ANY = NodeTypeChecker((None,), (None,), variadic=True, moves_storage_types=True)
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Transpose": single_binding(TransposeParser(), ANY, "Transpose any type"),
     "Concat": single_binding(ConcatParser(), ANY, "Concat any type"),
-    "Slice": single_binding(SliceParser(), ANY, "Slice any type"),
+    "Slice": single_binding(SliceParser(), ANY, "Slice any type", tile_constraint=SliceTiles()),
     "Pad": single_binding(PadParser(), NodeTypeChecker((None, INT64, None, None), (None,), moves_storage_types=True),
                           "Pad any type", tile_constraint=PadTiles()),
     "Gather": single_binding(GatherParser(), NodeTypeChecker((None, INT64), (None,), moves_storage_types=True),
