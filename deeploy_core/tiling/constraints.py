@@ -70,10 +70,10 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "RequantizedGemm": RequantisedGemmProduct(),  # C (if present) broadcast like a bias, mul/add per column
     "com.microsoft.QGemm": MatrixProduct(a=0, b=3, bias=6, channel_parameters=(4, 5), gemm=True),
     "MatMul": MatrixProduct(),
-    "RequantizedMatMul": MatrixProduct(channel_parameters=(2, 3, 4)),
+    "RequantizedMatMul": RequantisedGemmProduct(gemm=False),  # [bias per column], mul/add along output axis 1
     # Deeploy's fused forms: RQGemm(A, B, [C], add, mul), RQMatMul(A, B, add, mul), parameters along output axis 1.
     "RQGemm": RequantisedGemmProduct(),
-    "RQMatMul": MatrixProduct(channel_parameters=(2, 3)),
+    "RQMatMul": MatrixProduct(channel_parameters=(2, 3), axis_one_channels=True),
     "MatMulInteger": ZeroPointMatrixProduct(),  # zero points per tensor, per row of A, per column of B
     "QLinearMatMul": MatrixProduct(a=0, b=3, channel_parameters=(4, 5)),
     "Softmax": AlongAxes("softmax"),

@@ -346,16 +346,22 @@ class MatrixProduct(TileConstraint):
 
     ``a``/``b`` are the operand input indices, ``bias`` the numpy-broadcast
     addend (Gemm's C), ``channel_parameters`` per-channel requantisation inputs
-    (indexed along output axis 1), everything else is a scalar.
+    (indexed along output axis 1), everything else is a scalar.  Of a product
+    with more than two output axes, the parameters follow axis 1 whatever the
+    rank when ``axis_one_channels`` is set (Deeploy's requantised MatMuls, as
+    RequantShift: the rows of a 3-D product, a batch axis beyond); otherwise
+    (per-column scales of QLinearMatMul) axis 1 and the columns stay whole.
     """
 
     def __init__(self, a: int = 0, b: int = 1, bias: int | None = None, channel_parameters: tuple[int, ...] = (),
-                 gemm: bool = False) -> None:
+                 gemm: bool = False, axis_one_channels: bool = False) -> None:
         self.a, self.b, self.bias, self.channel_parameters, self.gemm = a, b, bias, channel_parameters, gemm
+        self.axis_one_channels = axis_one_channels
 
     def _channelwise(self, node: gs.Node, ctxt: NetworkContext, index: int, rank: int) -> bool:
-        """Whether input ``index`` is a per-channel parameter cut along with output axis 1 (2-D outputs)."""
-        return index in self.channel_parameters and rank == 2 and math.prod(ctxt[node.inputs[index].name].shape) > 1
+        """Whether input ``index`` is a per-channel parameter cut along with output axis 1."""
+        return (index in self.channel_parameters and (rank == 2 or self.axis_one_channels)
+                and math.prod(ctxt[node.inputs[index].name].shape) > 1)
 
     def _has_vector_operand(self, node: gs.Node, ctxt: NetworkContext) -> bool:
         """A 1-D operand (numpy's matmul drops its axis from the output): such products are kept whole."""
@@ -366,8 +372,9 @@ class MatrixProduct(TileConstraint):
         rank = len(self._out_shape(node, ctxt))
         if self._has_vector_operand(node, ctxt):
             return ()
-        if rank > 2 and any(t.name and i in self.channel_parameters and math.prod(ctxt[t.name].shape) > 1
-                            for i, t in enumerate(node.inputs)):
+        if rank > 2 and not self.axis_one_channels and any(
+                t.name and i in self.channel_parameters and math.prod(ctxt[t.name].shape) > 1
+                for i, t in enumerate(node.inputs)):
             # Batched products index their parameters along axis 1 or the columns: keep both whole.
             return tuple(a for a in range(rank) if a not in (1, rank - 1))
         return tuple(range(rank))

@@ -1,4 +1,5 @@
-"""The tile constraint of a Gemm fused with its requantisation (``RequantizedGemm``, Deeploy's ``RQGemm``).
+"""The tile constraint of a Gemm or MatMul fused with its requantisation (``RequantizedGemm``, Deeploy's ``RQGemm``,
+``RequantizedMatMul``).
 
 The fused node's inputs are A, B, an optional bias C and two requantisation
 parameters (scalars or one value per output column).  Which input is C
@@ -6,7 +7,9 @@ depends on the input count, and C may be a whole ``[M, N]`` matrix: read as a
 per-column parameter, a tile of rows and columns would ask for a box of C
 along the wrong axis.  So the constraint looks at the node: with five inputs C
 (input 2) broadcasts like Gemm's bias and inputs 3 and 4 are per column; with
-four there is no C and inputs 2 and 3 are the parameters.
+four there is no C and inputs 2 and 3 are the parameters.  ``RequantizedMatMul``
+is read the same way; its parameters follow output axis 1 at every rank (the
+rows of a batched 3-D product), its bias the columns.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ from deeploy_core.tiling.geometry import Box, Extent, MatrixProduct, TileConstra
 class RequantisedGemmProduct(TileConstraint):
     """Gemm's MatrixProduct: C (input 2 of a 5-input node) broadcast like a bias, the two parameters per column."""
 
-    WITH_BIAS = MatrixProduct(bias=2, channel_parameters=(3, 4), gemm=True)
-    WITHOUT_BIAS = MatrixProduct(channel_parameters=(2, 3), gemm=True)
+    def __init__(self, gemm: bool = True) -> None:
+        self.with_bias = MatrixProduct(bias=2, channel_parameters=(3, 4), gemm=gemm, axis_one_channels=not gemm)
+        self.without_bias = MatrixProduct(channel_parameters=(2, 3), gemm=gemm, axis_one_channels=not gemm)
 
     def _product(self, node: gs.Node) -> MatrixProduct:
-        return self.WITH_BIAS if len(node.inputs) == 5 else self.WITHOUT_BIAS
+        return self.with_bias if len(node.inputs) == 5 else self.without_bias
 
     def tiled_axes(self, node: gs.Node, ctxt: NetworkContext) -> tuple[int, ...]:
         return self._product(node).tiled_axes(node, ctxt)
