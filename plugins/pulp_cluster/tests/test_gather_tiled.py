@@ -54,3 +54,23 @@ def test_gather_tiles_over_tokens_and_columns(index_type: int, buffering: str, c
     actual, _ = run_network(executable, generated, {"ids": ids}, repeats=1)
     for want, got in zip(outputs, actual):
         np.testing.assert_array_equal(np.reshape(got, want.shape), want)
+
+
+def test_a_scalar_index_drops_its_axis_and_still_tiles(cluster_host: PluginHost, runtime_cache: Path,
+                                                       tmp_path: Path) -> None:
+    """A scalar index (an LSTM's last step: ``Gather(sequence, 7, axis=1)``) removes the gathered axis from the
+    output; the tiles follow the remaining axes (a tiling of this shape once indexed past the output's rank)."""
+    steps = np.random.default_rng(4).standard_normal((2, 8, 600)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["steps", "last"], ["final"], axis=1)], "last_step",
+        [helper.make_tensor_value_info("steps", TensorProto.FLOAT, list(steps.shape))],
+        [helper.make_tensor_value_info("final", TensorProto.FLOAT, [2, 600])],
+        [numpy_helper.from_array(np.array(7, np.int64), "last")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, tmp_path / "last_step.onnx")
+    _, generated = compile_model(tmp_path / "last_step.onnx",
+                                 CompileOptions(platform="pulp-cluster", level_sizes={"L1": 8000}), cluster_host)
+    assert generated.report["tiling"]["layers"][0]["tiles"] > 1
+    executable = build_executable(generated, tmp_path / "build", Toolchain.from_environment(), runtime_cache)
+    actual, _ = run_network(executable, generated, {"steps": steps}, repeats=1)
+    np.testing.assert_array_equal(np.reshape(actual[0], (2, 600)), steps[:, 7, :])

@@ -21,8 +21,19 @@ class GatherTiles(TileConstraint):
     """Every output axis; the data's gathered axis is read whole by every tile."""
 
     def _layout(self, node: gs.Node, ctxt: NetworkContext) -> tuple[tuple[int, ...], tuple[int, ...], int]:
-        data, indices = (tuple(ctxt[tensor.name].shape) for tensor in node.inputs[:2])
-        return data, indices, int(node.attrs.get("axis", 0)) % max(len(data), 1)
+        """Data shape, the indices' axes as the output has them, and the gathered axis.
+
+        The indices' rank is read off the output (``data`` rank - 1 + it):
+        a scalar index may be stored with shape ``[1]``.
+        """
+        data = tuple(ctxt[node.inputs[0].name].shape)
+        gathered = int(node.attrs.get("axis", 0)) % max(len(data), 1)
+        out = self._out_shape(node, ctxt)
+        index_rank = len(out) - len(data) + 1
+        return data, tuple(out[gathered: gathered + index_rank]), gathered
+
+    def _indices_follow_output(self, node: gs.Node, ctxt: NetworkContext, indices: tuple[int, ...]) -> bool:
+        return tuple(ctxt[node.inputs[1].name].shape) == indices
 
     def tiled_axes(self, node: gs.Node, ctxt: NetworkContext) -> tuple[int, ...]:
         return tuple(range(len(self._out_shape(node, ctxt))))
@@ -41,7 +52,9 @@ class GatherTiles(TileConstraint):
         for axis, dim in enumerate(data):
             source = self._data_axis_source(axis, gathered, len(indices))
             data_box.append((0, dim) if source is None else out[source])
-        return [tuple(data_box), tuple(out[gathered: gathered + len(indices)])]
+        index_box = (tuple(out[gathered: gathered + len(indices)]) if self._indices_follow_output(node, ctxt, indices)
+                     else tuple((0, dim) for dim in ctxt[node.inputs[1].name].shape))
+        return [tuple(data_box), index_box]
 
     def input_extents(self, node: gs.Node, ctxt: NetworkContext) -> list[tuple[Extent, ...] | None]:
         data, indices, gathered = self._layout(node, ctxt)
@@ -49,4 +62,6 @@ class GatherTiles(TileConstraint):
         for axis, dim in enumerate(data):
             source = self._data_axis_source(axis, gathered, len(indices))
             data_extents.append(Extent(dim) if source is None else Extent(dim, source))
+        if not self._indices_follow_output(node, ctxt, indices):
+            return [tuple(data_extents), tuple(Extent(dim) for dim in ctxt[node.inputs[1].name].shape)]
         return [tuple(data_extents), tuple(Extent(dim, gathered + position) for position, dim in enumerate(indices))]
