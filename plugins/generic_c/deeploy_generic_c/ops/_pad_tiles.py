@@ -17,20 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Box, Extent, NetworkContext, TileConstraint
+from deeploy_generic_c.ops._tile_inputs import constant_ints, data_extents_following, whole_parameter_boxes
 
 TILE_BEGIN_ATTRIBUTE = "tile_pads_begin"
 """The attribute a tile's node carries: its own begin offset per axis (the parser prefers it to the pads input)."""
-
-
-def _constant(ctxt: NetworkContext, node: gs.Node, index: int) -> list[int] | None:
-    if len(node.inputs) <= index or not node.inputs[index].name:
-        return None
-    values = ctxt[node.inputs[index].name].values
-    return None if values is None else [int(value) for value in np.asarray(values).reshape(-1)]
 
 
 def _mode(node: gs.Node) -> str:
@@ -40,10 +33,10 @@ def _mode(node: gs.Node) -> str:
 
 def pads_per_axis(node: gs.Node, ctxt: NetworkContext, rank: int) -> tuple[list[int], list[int]] | None:
     """Begin and end pads of every axis (the ``axes`` input applied); None while the pads are not constants."""
-    pads = _constant(ctxt, node, 1)
+    pads = constant_ints(ctxt, node, 1)
     if pads is None:
         return None
-    axes = _constant(ctxt, node, 3) or list(range(rank))
+    axes = constant_ints(ctxt, node, 3) or list(range(rank))
     begin, end = [0] * rank, [0] * rank
     for position, axis in enumerate(axes):
         begin[axis % rank] = pads[position]
@@ -79,14 +72,10 @@ class PadTiles(TileConstraint):
         begin = pads[0] if pads else [0] * len(shape)
         data = tuple(self._read_range(begin[axis], dim, out[axis]) if axis in tiled else (0, dim)
                      for axis, dim in enumerate(shape))
-        return [data] + [tuple((0, dim) for dim in ctxt[t.name].shape) if t.name else None for t in node.inputs[1:]]
+        return [data, *whole_parameter_boxes(node, ctxt)]
 
     def input_extents(self, node: gs.Node, ctxt: NetworkContext) -> list[tuple[Extent, ...] | None]:
-        tiled = set(self.tiled_axes(node, ctxt))
-        shape = ctxt[node.inputs[0].name].shape
-        data = tuple(Extent(dim, axis) if axis in tiled else Extent(dim) for axis, dim in enumerate(shape))
-        return [data] + [tuple(Extent(dim) for dim in ctxt[t.name].shape) if t.name else None
-                         for t in node.inputs[1:]]
+        return data_extents_following(node, ctxt, set(self.tiled_axes(node, ctxt)))
 
     def tile_attributes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> dict[str, Any]:
         attrs = dict(node.attrs)

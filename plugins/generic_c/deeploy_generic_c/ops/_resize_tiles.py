@@ -15,13 +15,11 @@ import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Box, Extent, NetworkContext, TileConstraint
 from deeploy_generic_c.ops._resize_plan import ResizeFormError, resized_axes
+from deeploy_generic_c.ops._tile_inputs import constant_values, data_extents_following, whole_parameter_boxes
 
 
 def _constant(ctxt: NetworkContext, node: gs.Node, index: int) -> np.ndarray | None:
-    if len(node.inputs) <= index or not node.inputs[index].name:
-        return None
-    values = ctxt[node.inputs[index].name].values
-    array = None if values is None else np.asarray(values).reshape(-1)
+    array = constant_values(ctxt, node, index)
     return None if array is None or array.size == 0 else array
 
 
@@ -55,11 +53,7 @@ class ResizeTiles(TileConstraint):
         tiled = set(self.tiled_axes(node, ctxt))
         shape = ctxt[node.inputs[0].name].shape
         data = tuple(out[axis] if axis in tiled else (0, dim) for axis, dim in enumerate(shape))
-        return [data] + [tuple((0, dim) for dim in ctxt[t.name].shape) if t.name else None for t in node.inputs[1:]]
+        return [data, *whole_parameter_boxes(node, ctxt)]
 
     def input_extents(self, node: gs.Node, ctxt: NetworkContext) -> list[tuple[Extent, ...] | None]:
-        tiled = set(self.tiled_axes(node, ctxt))
-        shape = ctxt[node.inputs[0].name].shape
-        data = tuple(Extent(dim, axis) if axis in tiled else Extent(dim) for axis, dim in enumerate(shape))
-        return [data] + [tuple(Extent(dim) for dim in ctxt[t.name].shape) if t.name else None
-                         for t in node.inputs[1:]]
+        return data_extents_following(node, ctxt, set(self.tiled_axes(node, ctxt)))

@@ -14,31 +14,24 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Box, Extent, NetworkContext, TileConstraint
+from deeploy_generic_c.ops._tile_inputs import constant_ints, whole_parameter_boxes, whole_parameter_extents
 
 TILE_BEGIN_ATTRIBUTE = "tile_slice_begin"
 """The attribute a tile's node carries: its begin per axis in the tile's input box (the parser prefers it)."""
-
-
-def _constant(ctxt: NetworkContext, node: gs.Node, index: int) -> list[int] | None:
-    if len(node.inputs) <= index or not node.inputs[index].name:
-        return None
-    values = ctxt[node.inputs[index].name].values
-    return None if values is None else [int(value) for value in np.asarray(values).reshape(-1)]
 
 
 def slice_begin_and_steps(node: gs.Node, ctxt: NetworkContext) -> tuple[list[int], list[int]] | None:
     """The clamped begin and the step of every axis, as the kernel takes them; None unless the bounds are constants."""
     shape = ctxt[node.inputs[0].name].shape
     rank = len(shape)
-    starts = _constant(ctxt, node, 1)
-    if starts is None or _constant(ctxt, node, 2) is None:
+    starts = constant_ints(ctxt, node, 1)
+    if starts is None or constant_ints(ctxt, node, 2) is None:
         return None
-    axes = _constant(ctxt, node, 3) or list(range(len(starts)))
-    steps = _constant(ctxt, node, 4) or [1] * len(starts)
+    axes = constant_ints(ctxt, node, 3) or list(range(len(starts)))
+    steps = constant_ints(ctxt, node, 4) or [1] * len(starts)
     begin, stride = [0] * rank, [1] * rank
     for start, axis, step in zip(starts, axes, steps):
         axis %= rank
@@ -61,7 +54,7 @@ class SliceTiles(TileConstraint):
     def input_boxes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> list[Box | None]:
         shape = ctxt[node.inputs[0].name].shape
         layout = slice_begin_and_steps(node, ctxt)
-        rest = [tuple((0, dim) for dim in ctxt[t.name].shape) if t.name else None for t in node.inputs[1:]]
+        rest = whole_parameter_boxes(node, ctxt)
         if layout is None:
             return [tuple((0, dim) for dim in shape), *rest]
         data = []
@@ -76,8 +69,7 @@ class SliceTiles(TileConstraint):
         steps = layout[1] if layout else [1] * len(shape)
         data = tuple(Extent(dim, axis, abs(step), 1 - abs(step)) if layout else Extent(dim)
                      for axis, (dim, step) in enumerate(zip(shape, steps)))
-        return [data] + [tuple(Extent(dim) for dim in ctxt[t.name].shape) if t.name else None
-                         for t in node.inputs[1:]]
+        return [data, *whole_parameter_extents(node, ctxt)]
 
     def tile_attributes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> dict[str, Any]:
         attrs = dict(node.attrs)
