@@ -6,22 +6,33 @@ explicitly for command-line runs.
 
 Tests marked ``build_matrix`` (the whole differential build matrix of
 tests/test_build_matrix.py: every network kind × every compiler and level)
-run only when ``-m`` names that marker, as ``heavy_model`` tests do in
-tests/models; the default run keeps the matrix's slice.
+run only when ``-m`` names that marker, and so do tests marked
+``heavy_model`` (the long profile: the rest of a matrix whose slice the
+default run keeps, with the reason the marker gives).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if "build_matrix" in (config.getoption("markexpr", "") or ""):
-        return
+    expression = config.getoption("markexpr", "") or ""
+    here = Path(__file__).parent
+    models = here / "models"  # tests/models/conftest.py states its own heavy_model reason
     for item in items:
-        if item.get_closest_marker("build_matrix"):
+        path = Path(str(item.path))
+        if here not in path.parents:
+            continue
+        if "build_matrix" not in expression and item.get_closest_marker("build_matrix"):
             item.add_marker(pytest.mark.skip(reason="the whole build matrix: run with -m build_matrix "
                                                     "(or python bench/build_matrix.py)"))
+        marker = item.get_closest_marker("heavy_model")
+        if "heavy_model" not in expression and marker and models not in path.parents:
+            why = marker.kwargs.get("reason", "the long profile")
+            item.add_marker(pytest.mark.skip(reason=f"{why}: run with -m heavy_model"))
 
 
 @pytest.fixture(autouse=True)

@@ -117,7 +117,7 @@ def _cases() -> list[object]:
     for block_index, (softmax, head_dims) in enumerate(BLOCKS):
         for index, (l1, buffering, fusion) in enumerate(CONFIGURATIONS):
             default = index == (3 * block_index + 1) % len(CONFIGURATIONS)  # a different configuration per block
-            marks = [] if default else [pytest.mark.heavy_model]
+            marks = [] if default else [pytest.mark.heavy_model(reason="the rest of the CCT matrix")]
             cases.append(pytest.param(softmax, head_dims, l1, buffering, fusion, marks=marks,
                                       id=f"{softmax}-heads{head_dims}-L1-{l1}-{buffering}-fusion-{fusion}"))
     return cases
@@ -136,11 +136,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def test_cct_block_is_bit_exact_on_the_cluster(softmax: str, head_dims: int, l1: int, buffering: str, fusion: str,
-                                               cluster_host: PluginHost, tmp_path: Path,
-                                               request: pytest.FixtureRequest) -> None:
-    if request.node.get_closest_marker("heavy_model") and "heavy_model" not in (
-            request.config.getoption("markexpr", "") or ""):
-        pytest.skip("the rest of the CCT matrix: run with -m heavy_model")
+                                               cluster_host: PluginHost, tmp_path: Path) -> None:
     block = cct_block(softmax, head_dims)
     composed = block.composer
     model = tmp_path / f"{composed.name}.onnx"

@@ -40,6 +40,25 @@ def pattern_boxes(pattern: FusedPattern, ctxt: NetworkContext, constraints: Sequ
     return per_layer
 
 
+def producers_compute_their_boxes(pattern: FusedPattern, ctxt: NetworkContext, constraints: Sequence[TileConstraint],
+                                  boxes: list[list[TileBoxes]]) -> bool:
+    """Whether every layer but the last is asked only for boxes its own tiling can compute.
+
+    A consumer may read part of an axis its producer never cuts (a Slice or
+    Gather after a Softmax reads a range of the softmax's axis): the producer
+    would then compute a partial row on its own, which is another result, so
+    such a pair must not share a pattern.
+    """
+    for position, layer in enumerate(pattern.layers[:-1]):
+        shape = ctxt[next(t for t in layer.node.outputs if t.name).name].shape
+        cut = set(constraints[position].tiled_axes(layer.node, ctxt))
+        for out, _ in boxes[position]:
+            if any(axis not in cut and (start, stop) != (0, dim)
+                   for axis, ((start, stop), dim) in enumerate(zip(out, shape))):
+                return False
+    return True
+
+
 @dataclass(frozen=True)
 class PatternCost:
     """What one inference of a pattern costs: bytes fetched and stored, and intermediate elements recomputed."""

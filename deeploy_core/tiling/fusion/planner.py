@@ -20,7 +20,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.mapping import Layer
 from deeploy_core.tiling.cp_model import LayerModel, solve_tiling
-from deeploy_core.tiling.fusion.boxes import PatternCost, pattern_boxes, pattern_cost
+from deeploy_core.tiling.fusion.boxes import PatternCost, pattern_boxes, pattern_cost, producers_compute_their_boxes
 from deeploy_core.tiling.fusion.model import pattern_model
 from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.fusion.transformation import FuseAdjacentPatterns, PatternGraph, Verdict
@@ -70,6 +70,12 @@ class FusionPlanner:
     def cost(self, pattern: FusedPattern, tile: dict[int, int]) -> PatternCost:
         return pattern_cost(pattern, self.ctxt, pattern_boxes(pattern, self.ctxt, self.constraints_of(pattern), tile))
 
+    def computable(self, pattern: FusedPattern, tile: dict[int, int]) -> bool:
+        """Every producer of the pattern is asked, for this tile size, only for boxes it can compute alone."""
+        constraints = self.constraints_of(pattern)
+        return producers_compute_their_boxes(pattern, self.ctxt, constraints,
+                                             pattern_boxes(pattern, self.ctxt, constraints, tile))
+
     def link(self, producer: Layer, consumer: Layer) -> int | None:
         """The consumer's input that reads the producer's output, if the two may share a pattern.
 
@@ -93,6 +99,8 @@ class FusionPlanner:
         if link is None or len(first.layers) + len(second.layers) > MAX_PATTERN_LAYERS:
             return None
         merged = first.merged(second, link)
+        if not self.computable(merged, {}):
+            return None
         separate = graph.costs[first.names].traffic + graph.costs[second.names].traffic
         if self.cost(merged, {}).traffic >= separate:
             return None  # even as one tile (no halo, nothing fetched twice) it would not move fewer bytes
@@ -104,6 +112,8 @@ class FusionPlanner:
         if result.tiles is None:
             return None
         tile = result.tiles[model.name]
+        if not self.computable(merged, tile):
+            return None
         cost = self.cost(merged, tile)
         if cost.traffic >= separate:
             return None
