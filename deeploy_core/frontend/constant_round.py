@@ -34,7 +34,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from deeploy_core.frontend.unknown_shapes import Dims, tensor_dims
-from deeploy_core.lowering.static_shape_nodes import shape_slice
+from deeploy_core.lowering.static_shape_nodes import shape_node_dims
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -131,7 +131,7 @@ class _Round:
             dims = self.dims.get(node.input[0])
             if dims is None or not all(isinstance(dim, int) for dim in dims):
                 return None
-            return np.array(_shape_dims(node, [int(dim) for dim in dims]), dtype=np.int64)
+            return np.array(shape_node_dims(node, [int(dim) for dim in dims]), dtype=np.int64)
         if node.op_type in ("Gather", "Slice") and node.input and node.input[0] in self.shape_sources:
             return self.picked_dimensions(node)
         return None
@@ -142,7 +142,7 @@ class _Round:
         dims = self.dims.get(shape_node.input[0])
         if dims is None:
             return None
-        available = _shape_dims(shape_node, list(dims))
+        available = shape_node_dims(shape_node, list(dims))
         positions = np.arange(len(available))
         arguments = [self.value(name) if name else None for name in node.input[1:]]
         if any(argument is None for argument, name in zip(arguments, node.input[1:]) if name):
@@ -273,13 +273,6 @@ def _constant_value(node: onnx.NodeProto) -> np.ndarray | None:
 
 def _int_attribute(node: onnx.NodeProto, name: str, default: int) -> int:
     return next((attribute.i for attribute in node.attribute if attribute.name == name), default)
-
-
-def _shape_dims(node: onnx.NodeProto, dims: list) -> list:
-    """What ``Shape`` returns of ``dims`` with the node's ``start``/``end`` attributes."""
-    start = _int_attribute(node, "start", 0)
-    end = next((attribute.i for attribute in node.attribute if attribute.name == "end"), None)
-    return shape_slice(dims, start, end)
 
 
 def _slice_positions(positions: np.ndarray, arguments: list[np.ndarray | None]) -> np.ndarray:

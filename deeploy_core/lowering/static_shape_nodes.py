@@ -11,18 +11,30 @@ get wrong.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
+import onnx
 import onnx_graphsurgeon as gs
 
+Dim = TypeVar("Dim")
+"""A dimension: a number, or (for partly known shapes) whatever stands for an unknown one."""
 
-def shape_slice(dims: list[int], start: int = 0, end: int | None = None) -> list[int]:
-    """The dimensions ``Shape`` returns for ``dims`` with its ``start``/``end`` attributes."""
+
+def shape_slice(dims: list[Dim], start: int = 0, end: int | None = None) -> list[Dim]:
+    """The dimensions ``Shape`` returns for ``dims`` with its ``start``/``end`` attributes (unknown ones too)."""
     rank = len(dims)
 
     def clamp(bound: int) -> int:
         return min(max(bound + rank if bound < 0 else bound, 0), rank)
 
     return dims[clamp(start):clamp(rank if end is None else end)]
+
+
+def shape_node_dims(node: onnx.NodeProto, dims: list[Dim]) -> list[Dim]:
+    """What the ``Shape`` node ``node`` (an ONNX protobuf) returns for an input of dimensions ``dims``."""
+    attributes = {attribute.name: attribute.i for attribute in node.attribute if attribute.name in ("start", "end")}
+    return shape_slice(dims, attributes.get("start", 0), attributes.get("end"))
 
 
 def fold_static_shape_nodes(graph: gs.Graph) -> int:

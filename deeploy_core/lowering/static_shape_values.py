@@ -18,14 +18,8 @@ import onnx_graphsurgeon as gs
 from onnx import helper, numpy_helper
 
 from deeploy_core.frontend.unknown_shapes import is_static, tensor_dims
-from deeploy_core.lowering.static_shape_nodes import shape_slice
+from deeploy_core.lowering.static_shape_nodes import shape_node_dims, shape_slice
 from deeploy_core.passes import Modifies, Pass
-
-
-def _shape_slice(node: onnx.NodeProto, dims: list[int]) -> list[int]:
-    attributes = {attribute.name: helper.get_attribute_value(attribute) for attribute in node.attribute}
-    end = attributes.get("end")
-    return shape_slice(dims, int(attributes.get("start", 0)), None if end is None else int(end))
 
 
 def fold_static_shape_values(model: onnx.ModelProto) -> int:
@@ -40,7 +34,7 @@ def fold_static_shape_values(model: onnx.ModelProto) -> int:
             continue
         values = [int(dim) for dim in dims or []]
         if node.op_type == "Shape":
-            value = np.array(_shape_slice(node, values), dtype=np.int64)
+            value = np.array(shape_node_dims(node, values), dtype=np.int64)
         else:
             value = np.array(math.prod(values), dtype=np.int64)
         replacement = helper.make_node("Constant", [], [node.output[0]], name=node.name,
