@@ -45,7 +45,8 @@ def _int_array(values: list[int] | tuple[int, ...]) -> str:
 class LayerLayout:
     """Where one tiled layer's buffers sit in the compute level (byte offsets) and what it moves."""
 
-    table_offset: int
+    table_offset: int | None
+    """Where the table's copy sits in the compute level; None: the table is read in place from the home level."""
     table_bytes: int
     inputs: dict[int, tuple[int, int]] = field(default_factory=dict)
     """input index → (offset, bytes per slot)."""
@@ -74,6 +75,21 @@ def resident_inputs(tiled: TiledLayer) -> set[int]:
         if len(boxes) == 1:
             resident.add(index)
     return resident
+
+
+def table_lines(layout: LayerLayout, prefix: str, level_pointer: str, suffix: str = "") -> tuple[list[str], list[str]]:
+    """The declaration of ``table{suffix}`` and the statements filling it (the leader's, on a cluster).
+
+    The table is copied into the compute level at the start of the layer, or
+    (``layout.table_offset`` None) read in place from its constant array.
+    """
+    if layout.table_offset is None:
+        return [f"const int32_t *table{suffix} = {prefix}_tiles;"], []
+    declaration = [f"uint8_t *table_bytes{suffix} = {level_pointer} + {layout.table_offset};",
+                   f"const int32_t *table{suffix} = (const int32_t *)table_bytes{suffix};"]
+    copy = [f"for (int32_t i = 0; i < {layout.table_bytes}; ++i) "
+            f"table_bytes{suffix}[i] = ((const uint8_t *){prefix}_tiles)[i];"]
+    return declaration, copy
 
 
 def table_columns(tiled: TiledLayer) -> int:
@@ -356,9 +372,7 @@ def _serial_schedule(tiled: TiledLayer, layout: LayerLayout, prefix: str, level_
     lines = [
         "{",
         f"    /* {c_comment_text(tiled.layer.name)}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering */",
-        f"    uint8_t *table_bytes = {level_pointer} + {layout.table_offset};",
-        f"    for (int32_t i = 0; i < {layout.table_bytes}; ++i) table_bytes[i] = ((const uint8_t *){prefix}_tiles)[i];",
-        "    const int32_t *table = (const int32_t *)table_bytes;",
+        *[f"    {line}" for part in table_lines(layout, prefix, level_pointer) for line in part],
         f"    {future} in_futures[2][{max(n_in, 1)}] = {{{{0}}}}, out_futures[2][{max(n_out, 1)}] = {{{{0}}}}, "
         f"resident_futures[{max(n_in, 1)}] = {{0}};",
         f"    {names['fetch_resident']}(table, 0, resident_futures);",
@@ -413,12 +427,11 @@ def _cluster_schedule(tiled: TiledLayer, layout: LayerLayout, prefix: str, level
         f"/* {c_comment_text(tiled.layer.name)}: {count} tiles, {'double' if layout.slots == 2 else 'single'} buffering, "
         f"{parallel.cores} cores */",
         leader,
-        f"uint8_t *table_bytes = {level_pointer} + {layout.table_offset};",
-        "const int32_t *table = (const int32_t *)table_bytes;",
+        *table_lines(layout, prefix, level_pointer)[0],
         f"{future} in_futures[2][{max(n_in, 1)}] = {{{{0}}}}, out_futures[2][{max(n_out, 1)}] = {{{{0}}}}, "
         f"resident_futures[{max(n_in, 1)}] = {{0}};",
         "if (dc_leader) {",
-        f"    for (int32_t i = 0; i < {layout.table_bytes}; ++i) table_bytes[i] = ((const uint8_t *){prefix}_tiles)[i];",
+        *[f"    {line}" for line in table_lines(layout, prefix, level_pointer)[1]],
         f"    {names['fetch_resident']}(table, 0, resident_futures);",
         *[f"    {w}" for w in wait_resident],
         "}",

@@ -7,9 +7,16 @@ product of the extents.  Per layer, the compute level must hold
 
     Σ tensors  buffers(tensor) · bytes(tensor)   (×2 per tensor when double buffered)
     + alignment slack per buffer
-    + the tiling table: columns · 4 bytes · n_tiles   (it lives in the level too)
+    + the tiling table: columns · 4 bytes · n_tiles   (copied into the level; see below)
     + what the verification found the model had missed (scratch buffers)
     ≤ budget(layer).
+
+A layer whose tiles fit only without its table in the compute level keeps the
+table where its constant array lives (the home level, L2 on a cluster) and
+reads one row per tile from there: a few words per tile against the tile's
+transfers and kernel, and what lets a 16-element ReLU or a 27-element
+convolution window tile into a few hundred bytes of L1, where the table of
+their one-element tiles would be several times the tiles themselves.
 
 The objective covers every layer: ``max`` wants the fewest tiles (largest
 tiles) over all layers, ``min`` the smallest tiles, ``random-max`` fewest tiles
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from deeploy_core.solvers.cp_sat import cp_model_module
@@ -64,6 +71,8 @@ class LayerModel:
     alignment: int
     budget: int
     extra_bytes: int = 0
+    table_in_level: bool = True
+    """Whether the tiling table is copied into the compute level (False: read in place from the home level)."""
 
     @property
     def free_axes(self) -> tuple[int, ...]:
@@ -143,16 +152,24 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
             extents.append(value)
         bound = math.prod(e.full for e in tensor.extents) if tensor.extents else 1
         elements = _product(model, extents, bound, f"L{index}_x{tensor_index}")
-        term = tensor.buffers * tensor.element_bytes * elements + tensor.buffers * (layer.alignment - 1)
+        # A buffer's bytes are a multiple of gcd(element bytes, alignment): aligning it up adds at most the rest.
+        slack = layer.alignment - math.gcd(tensor.element_bytes, layer.alignment)
+        term = tensor.buffers * tensor.element_bytes * elements + tensor.buffers * slack
         terms.append(term)
-        largest = tensor.buffers * (tensor.element_bytes * bound + layer.alignment - 1)
+        largest = tensor.buffers * (tensor.element_bytes * bound + slack)
         variables.blocks.append(ModelBlock(tensor.block or tensor.name, index, index + 1, term, largest))
-    table = 4 * layer.table_columns * variables.count
-    extra = layer.extra_bytes + (layer.alignment - 1)
+    table = 4 * layer.table_columns * variables.count if layer.table_in_level else 0
+    extra = layer.extra_bytes + _table_slack(layer)
     variables.memory = sum(terms) + table + extra
-    variables.blocks.append(ModelBlock(TABLE_BLOCK, index, index + 1, table, 4 * layer.table_columns * max_tiles))
+    if layer.table_in_level:
+        variables.blocks.append(ModelBlock(TABLE_BLOCK, index, index + 1, table, 4 * layer.table_columns * max_tiles))
     variables.blocks.append(ModelBlock(EXTRA_BLOCK, index, index + 1, extra, extra))
     return variables
+
+
+def _table_slack(layer: LayerModel) -> int:
+    """Bytes aligning the table's block up may add (its size is a multiple of its 4-byte entries)."""
+    return layer.alignment - math.gcd(4, layer.alignment) if layer.table_in_level else 0
 
 
 def whole_layer_memory(layer: LayerModel) -> int:
@@ -162,11 +179,12 @@ def whole_layer_memory(layer: LayerModel) -> int:
     when it is within the budget, one tile is the fewest there can be, so the
     solver has nothing to choose.
     """
-    memory = 4 * layer.table_columns + layer.extra_bytes + layer.alignment - 1
+    memory = (4 * layer.table_columns if layer.table_in_level else 0) + layer.extra_bytes + _table_slack(layer)
     for tensor in layer.tensors:
         elements = math.prod(max(1, extent.size_of(layer.out_shape[extent.axis])) if extent.axis is not None
                              else extent.full for extent in tensor.extents)
-        memory += tensor.buffers * (tensor.element_bytes * elements + layer.alignment - 1)
+        slack = layer.alignment - math.gcd(tensor.element_bytes, layer.alignment)
+        memory += tensor.buffers * (tensor.element_bytes * elements + slack)
     return memory
 
 
@@ -180,6 +198,13 @@ class CpResult:
     objective: float | None = None
     orders: dict[str, list[str]] = field(default_factory=dict)
     """Per layer, the block order a co-optimising allocator chose (lowest address first)."""
+    home_tables: tuple[str, ...] = ()
+    """Layers whose tiles fit only with their table left in the home level (see the module docstring)."""
+
+
+def table_at_home(layer: LayerModel) -> LayerModel:
+    """``layer`` with its tiling table read in place from the home level instead of copied into the compute level."""
+    return replace(layer, table_in_level=False)
 
 
 def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0, time_limit: float = 10.0,
@@ -200,28 +225,22 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
     tiles: dict[str, dict[int, int]] = {}
     orders: dict[str, list[str]] = {}
     seconds, objective, proven = 0.0, 0.0, True
+    home_tables: list[str] = []
     for index, (layer, weight) in enumerate(zip(layers, weights)):
         if allocator is None and strategy != "min" and whole_layer_memory(layer) <= layer.budget:
             # One tile fits: it is the fewest tiles, the unique optimum of the model below, found without a solve.
             tiles[layer.name] = {axis: layer.out_shape[axis] for axis in sorted(layer.free_axes)}
             objective += weight
             continue
-        model = cp_model.CpModel()
-        variables = _add_layer(model, layer, index)
-        placement = None
-        if allocator is not None:
-            placement = allocator.add_to_tiling_model(model, variables.blocks, layer.budget, f"L{index}")
-        else:
-            model.add(variables.memory <= layer.budget)
-        if variables.choices:  # options are sorted by tile count: try the fewest tiles first (or the most, for "min")
-            model.add_decision_strategy(variables.choices, cp_model.CHOOSE_FIRST,
-                                        cp_model.SELECT_MAX_VALUE if strategy == "min" else cp_model.SELECT_MIN_VALUE)
-        if strategy == "min":
-            model.maximize(variables.count)
-        else:
-            model.minimize(weight * variables.count)
-        status, solver = _solve(model, seed, time_limit)
+        status, solver, variables, placement = _solve_layer(layer, index, weight, strategy, seed, time_limit,
+                                                            allocator)
         seconds += solver.wall_time
+        if status == cp_model.INFEASIBLE and layer.table_in_level and layer.table_columns:
+            status, solver, variables, placement = _solve_layer(table_at_home(layer), index, weight, strategy, seed,
+                                                                time_limit, allocator)
+            seconds += solver.wall_time
+            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                home_tables.append(layer.name)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             # INFEASIBLE is a proof; UNKNOWN means the limit came first, which callers must not report as infeasible.
             return CpResult(None, solver.status_name(status), seconds)
@@ -230,7 +249,29 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
         tiles[layer.name] = {axis: int(solver.value(var)) for axis, var in sorted(variables.tiles.items())}
         if placement is not None:
             orders[layer.name] = placement.order(solver)
-    return CpResult(tiles, "OPTIMAL" if proven else "FEASIBLE", seconds, objective, orders)
+    return CpResult(tiles, "OPTIMAL" if proven else "FEASIBLE", seconds, objective, orders, tuple(home_tables))
+
+
+def _solve_layer(layer: LayerModel, index: int, weight: int, strategy: str, seed: int, time_limit: float,
+                 allocator: TilingModelAllocator | None
+                 ) -> tuple[cp_model.CpSolverStatus, cp_model.CpSolver, _LayerVars, ModelPlacement | None]:
+    """One layer's model solved: fewest tiles (most for ``min``) within its budget."""
+    model = cp_model.CpModel()
+    variables = _add_layer(model, layer, index)
+    placement = None
+    if allocator is not None:
+        placement = allocator.add_to_tiling_model(model, variables.blocks, layer.budget, f"L{index}")
+    else:
+        model.add(variables.memory <= layer.budget)
+    if variables.choices:  # options are sorted by tile count: try the fewest tiles first (or the most, for "min")
+        model.add_decision_strategy(variables.choices, cp_model.CHOOSE_FIRST,
+                                    cp_model.SELECT_MAX_VALUE if strategy == "min" else cp_model.SELECT_MIN_VALUE)
+    if strategy == "min":
+        model.maximize(variables.count)
+    else:
+        model.minimize(weight * variables.count)
+    status, solver = _solve(model, seed, time_limit)
+    return status, solver, variables, placement
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def scratch_term(layer: Layer, ctxt: NetworkContext, constraint: TileConstraint,
     """
     full = sum(layer.binding.template.transient_buffers(layer.representation).values())
     if full == 0:
-        return None, alignment - 1
+        return None, 0
     whole = tuple((0, dim) for dim in out_shape)
     scaling = []
     for axis in tiled_axes:

@@ -48,6 +48,9 @@ class TilingSolution:
     buffering: str = "single"
     info: dict[str, Any] = field(default_factory=dict, compare=False)
     patterns: tuple[PatternTiling, ...] = ()
+    home_tables: tuple[str, ...] = ()
+    """Layers (tiled alone) whose table is read in place from the home level rather than copied into the
+    compute level: their tiles fit only without it (:mod:`deeploy_core.tiling.cp_model`)."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -56,6 +59,8 @@ class TilingSolution:
             "layers": {name: {str(axis): size for axis, size in sorted(tiling.tile.items())}
                        for name, tiling in sorted(self.layers.items())},
         }
+        if self.home_tables:
+            data["home_tables"] = sorted(self.home_tables)
         if self.patterns:
             data["patterns"] = [{"layers": list(p.layers), "tile": {str(a): s for a, s in sorted(p.tile.items())}}
                                 for p in self.patterns]
@@ -71,7 +76,8 @@ class TilingSolution:
             patterns = tuple(PatternTiling(tuple(str(n) for n in p["layers"]),
                                            {int(axis): int(size) for axis, size in p["tile"].items()})
                              for p in data.get("patterns", ()))
+            home_tables = tuple(sorted(str(name) for name in data.get("home_tables", ())))
             return cls(layers, str(data.get("strategy", "max")), str(data.get("buffering", "single")),
-                       patterns=patterns)
+                       patterns=patterns, home_tables=home_tables)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise DeeployError(f"tiling solution is malformed ({type(error).__name__}: {error})") from None

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
-from deeploy_core.tiling.codegen import (MAX_RANK, LayerLayout, _cluster_kernel, _kernel_block, forked_task, table_columns,
+from deeploy_core.tiling.codegen import (MAX_RANK, LayerLayout, _cluster_kernel, _kernel_block, forked_task, table_columns, table_lines,
                                          table_rows)
 from deeploy_core.tiling.staging import LayerStaging, box_copy, fetch_hops, store_hops, synchronous_fetch
 from deeploy_core.tiling.tiles import TiledLayer, Variant, tile_input_name, tile_output_name, tile_scratch_name
@@ -191,12 +191,11 @@ def _schedule(tiled: TiledLayer, layout: LayerLayout, prefix: str, level_pointer
         f"/* {c_comment_text(tiled.layer.name)}: {count} tiles, {'double' if layout.slots == 2 else 'single'} "
         f"buffering, double buffering of the outer hop" + (f", {parallel.cores} cores */" if parallel else " */"),
         *([f"const int32_t dc_leader = ({parallel.core_id}) == 0;"] if parallel is not None else []),
-        f"uint8_t *table_bytes = {level_pointer} + {layout.table_offset};",
-        "const int32_t *table = (const int32_t *)table_bytes;",
+        *table_lines(layout, prefix, level_pointer)[0],
         f"{future} in_futures[2][{max(n_in, 1)}] = {{{{0}}}}, out_futures[2][{max(n_out, 1)}] = {{{{0}}}}, "
         f"resident_futures[{max(n_in, 1)}] = {{0}};",
         f"{future} outer_in_futures[2][{max(n_in, 1)}] = {{{{0}}}}, outer_out_futures[2][{max(n_out, 1)}] = {{{{0}}}};",
-        *lead([f"for (int32_t i = 0; i < {layout.table_bytes}; ++i) table_bytes[i] = ((const uint8_t *){prefix}_tiles)[i];",
+        *lead([*table_lines(layout, prefix, level_pointer)[1],
                f"{names['fetch_resident']}(table, 0, resident_futures, 0, outer_in_futures[0]);",
                *waits["resident"]]),
         *barrier,

@@ -52,8 +52,12 @@ def tiling_units(tiled_layers: Sequence[TiledLayer], patterns: Sequence[FusedPat
 
 
 def unit_blocks(members: Sequence[TiledLayer], pattern: FusedPattern | None, ctxt: NetworkContext, alignment: int,
-                slots: int, splits: dict[str, LayerSplit], scratch_copies: int) -> UnitBlocks:
-    """The blocks of one unit; a unit of one layer keeps the plain block names as allocation ids."""
+                slots: int, splits: dict[str, LayerSplit], scratch_copies: int,
+                home_tables: set[str] | None = None) -> UnitBlocks:
+    """The blocks of one unit; a unit of one layer keeps the plain block names as allocation ids.
+
+    A layer in ``home_tables`` has no table block: its table is read in place from the home level.
+    """
     unit = UnitBlocks()
     single = len(members) == 1
     for position, tiled in enumerate(members):
@@ -69,7 +73,8 @@ def unit_blocks(members: Sequence[TiledLayer], pattern: FusedPattern | None, ctx
             unit.sizes[block] = align_up(max(size, 1), alignment)
             unit.requested[block] = size
 
-        add("table", 4 * table_columns(tiled) * len(tiled.tiles))
+        if tiled.layer.c_name not in (home_tables or set()):
+            add("table", 4 * table_columns(tiled) * len(tiled.tiles))
         for index, tensor in enumerate(node.inputs):
             if not tensor.name:
                 continue
@@ -106,7 +111,7 @@ def unit_layouts(members: Sequence[TiledLayer], unit: UnitBlocks, offsets: dict[
         node = tiled.layer.node
         ids = unit.ids[position]
         scratch_ids = {name: block for name, block in ids.items() if name.startswith("scratch:")}
-        layout = LayerLayout(offsets[ids["table"]], 4 * table_columns(tiled) * len(tiled.tiles), slots=slots,
+        layout = LayerLayout(offsets[ids["table"]] if "table" in ids else None, 4 * table_columns(tiled) * len(tiled.tiles), slots=slots,
                              resident=unit.residents[position], scratch_strides=unit.strides[position],
                              scratch_bytes=sum(unit.requested[block] for block in scratch_ids.values()),
                              local_inputs=unit.locals_in[position], local_outputs=unit.locals_out[position])

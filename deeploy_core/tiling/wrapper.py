@@ -45,7 +45,9 @@ from deeploy_core.midend.memory_plan import MemoryPlan, align_up, plan_arena
 from deeploy_core.platform import Platform
 from deeploy_core.tiling.codegen import LayerLayout, bytes_moved
 from deeploy_core.tiling.constraints import tile_constraint_of
-from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory, solve_tiling
+from deeploy_core.tiling.alignment import tile_alignment
+from deeploy_core.tiling.cp_model import (EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory, solve_tiling,
+                                         table_at_home)
 from deeploy_core.tiling.geometry import Extent, TileConstraint
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer
@@ -138,6 +140,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         if fusion not in FUSION_MODES:
             raise DeeployError(f"unknown fusion {fusion!r} ({' or '.join(FUSION_MODES)})")
         self.fusion = fusion
+        self._tile_alignment: int | None = None
         self._tile_only: set[str] = set()
         """Fused intermediate tensors, which the home arena does not hold (tile() re-plans it for the patterns)."""
         self.seed, self.time_limit, self.tiler_name = seed, time_limit, name
@@ -233,6 +236,13 @@ class TilerDeployerWrapper(DeployerWrapper):
         """The platform's cluster, if its cores share the tiles (None: one core runs everything)."""
         parallelism: ClusterParallelism | None = self.platform.parallelism
         return parallelism
+
+    @property
+    def tile_alignment(self) -> int:
+        """Alignment of the compute level's blocks (:mod:`deeploy_core.tiling.alignment`), the same for every layer."""
+        if self._tile_alignment is None:
+            self._tile_alignment = tile_alignment(self.tiled_candidates(), self.ctxt, self.memory_hierarchy.alignment)
+        return self._tile_alignment
 
     @property
     def scratch_copies(self) -> int:
@@ -339,7 +349,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         """The CP description of every tiled layer, with the whole compute level as budget."""
         capacity = self._capacity()
         slots = BUFFERING_SLOTS[self.buffering]
-        alignment = self.memory_hierarchy.alignment
+        alignment = self.tile_alignment
         models = []
         candidates = self.tiled_candidates()
         for number, layer in enumerate(candidates, 1):
@@ -375,7 +385,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         ``tensors`` if it grows with the tile; return the constant part (bytes)."""
         out_shape = self.ctxt[first_output(layer.node).name].shape
         term, constant = scratch_term(layer, self.ctxt, constraint, tuple(out_shape), tiled_axes,
-                                      self.memory_hierarchy.alignment, self.scratch_copies)
+                                      self.tile_alignment, self.scratch_copies)
         if term is not None:
             tensors.append(term)
         return constant
@@ -408,7 +418,8 @@ class TilerDeployerWrapper(DeployerWrapper):
                              for pattern, tile in self._planner(models).plan(result.tiles))
             state.times.solve += time.perf_counter() - fused
         return TilingSolution(layers, self.strategy, self.buffering,
-                              info={"status": result.status, "objective": result.objective}, patterns=patterns)
+                              info={"status": result.status, "objective": result.objective}, patterns=patterns,
+                              home_tables=result.home_tables)
 
     def _planner(self, models: list[LayerModel]) -> FusionPlanner:
         layers = self.tiled_candidates()
@@ -441,7 +452,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         labels = {layer.c_name: self._layer_label(layer) for layer in self.compilation.layers}
         for number, model in enumerate(models, 1):
             self.progress.step(number, len(models), f"diagnosing: {labels.get(model.name, model.name)}")
-            need = minimum_memory(model, self.time_limit)
+            need = minimum_memory(table_at_home(model), self.time_limit)
             if worst is None or need.at_least > worst[0].at_least:
                 worst = (need, model)
         assert worst is not None
@@ -463,7 +474,8 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def minimum_level_size(self) -> int:
         """The smallest compute-level size this tiler can tile the network into (a proven lower bound)."""
-        return max((minimum_memory(model, self.time_limit).at_least for model in self.layer_models()), default=0)
+        return max((minimum_memory(table_at_home(model), self.time_limit).at_least for model in self.layer_models()),
+                   default=0)
 
     def computeTilingSchedule(self, solution: TilingSolution) -> list[TiledLayer]:
         """Tiles and kernel variants of every layer, in layer order."""
@@ -502,7 +514,7 @@ class TilerDeployerWrapper(DeployerWrapper):
                          ) -> dict[str, LayerLayout]:
         """Place each unit's (layer's or fused pattern's) tables, tile buffers and scratch with the allocator."""
         started = time.perf_counter()
-        alignment = self.memory_hierarchy.alignment
+        alignment = self.tile_alignment
         slots = BUFFERING_SLOTS[self.buffering]
         layouts: dict[str, LayerLayout] = {}
         level_blocks: list[MapBlock] = []
@@ -510,7 +522,9 @@ class TilerDeployerWrapper(DeployerWrapper):
         for number, (members, pattern) in enumerate(units, 1):
             first, last = members[0].layer, members[-1].layer
             self.progress.step(number, len(units), f"tiling: placing {self._layer_label(last)}")
-            unit = unit_blocks(members, pattern, self.ctxt, alignment, slots, self.state.splits, self.scratch_copies)
+            home_tables = set(self.compilation.results[TilingSolution].home_tables) if pattern is None else set()
+            unit = unit_blocks(members, pattern, self.ctxt, alignment, slots, self.state.splits, self.scratch_copies,
+                               home_tables)
             offsets = self._place_unit(members, unit, memoryMap)
             for tiled, layout in zip(members, unit_layouts(members, unit, offsets, self.ctxt, alignment, slots)):
                 layouts[tiled.layer.c_name] = layout
@@ -528,7 +542,7 @@ class TilerDeployerWrapper(DeployerWrapper):
     def _place_unit(self, members: list[TiledLayer], unit: UnitBlocks, memoryMap: dict[str, Any] | None
                     ) -> dict[str, int]:
         """The unit's block offsets: reused from ``memoryMap``, in a co-optimising allocator's order, or placed."""
-        alignment = self.memory_hierarchy.alignment
+        alignment = self.tile_alignment
         label = " + ".join(repr(tiled.layer.name) for tiled in members)
         blocks = tuple(AllocationBlock(name, 0, 1, size) for name, size in unit.sizes.items())
         if memoryMap is not None:
@@ -567,7 +581,7 @@ class TilerDeployerWrapper(DeployerWrapper):
             for blocks in by_time.values():
                 problem = AllocationProblem(
                     tuple(AllocationBlock(b.name, 0, 1, b.size) for b in blocks), level_map.capacity,
-                    self.memory_hierarchy.alignment)
+                    self.tile_alignment)
                 errors = find_allocation_errors(problem, AllocationSolution({b.name: b.offset for b in blocks}))
                 if errors:
                     raise DeeployError(f"{level_map.level} memory map is invalid: {errors[0]}")
@@ -591,13 +605,14 @@ class TilerDeployerWrapper(DeployerWrapper):
         outer = self.compilation.results.get(OuterLevelPlacement)
         weights = sum(b.size_bytes for b in self.compilation.ctxt if b.kind is BufferKind.CONSTANT)
         weights -= outer.static_bytes if outer is not None else 0
-        tables = sum(layout.table_bytes for layout in state.layouts.values())
+        tables = sum(layout.table_bytes for layout in state.layouts.values())  # every constant array lives at home
         home = self.memory_hierarchy.default_level
         if outer is not None:
             report[outer.level] = outer.usage()
         report[home] = {"capacity": self.memory_hierarchy.level(home).size, "arena": arena, "tables": tables,
                         "static": weights, "used": arena + tables + weights}
-        level_tables = max((layout.table_bytes for layout in state.layouts.values()), default=0)
+        level_tables = max((layout.table_bytes for layout in state.layouts.values() if layout.table_offset is not None),
+                           default=0)
         report[self.compute_level] = {"capacity": self._capacity(), "arena": state.level_peak, "tables": level_tables,
                                       "static": 0, "used": state.level_peak, "buffering": self.buffering}
         return report
@@ -612,6 +627,8 @@ class TilerDeployerWrapper(DeployerWrapper):
                            "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
                            "table_bytes": layout.table_bytes, "scratch_bytes": layout.scratch_bytes,
+                           "table_level": self.compute_level if layout.table_offset is not None
+                           else self.memory_hierarchy.default_level,
                            "buffering": self.buffering,
                            "buffers": buffer_entry(layout), **self._cluster_entry(tiled)})
         return {

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, minimum_memory, solve_tiling, tile_options
+from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, minimum_memory, solve_tiling, table_at_home, tile_options
 from deeploy_core.tiling.geometry import Extent
 
 
@@ -34,9 +34,13 @@ def memory_of(tiles: dict[int, int], layer: LayerModel) -> int:
     total = 0
     for tensor in layer.tensors:
         elements = math.prod(e.size({a: tiles.get(a, layer.out_shape[a]) for a in range(4)}) for e in tensor.extents)
-        total += tensor.buffers * (tensor.element_bytes * elements + layer.alignment - 1)
+        # bytes are a multiple of gcd(element bytes, alignment): aligning up adds at most the rest
+        total += tensor.buffers * (tensor.element_bytes * elements + layer.alignment - math.gcd(tensor.element_bytes,
+                                                                                                 layer.alignment))
+    if not layer.table_in_level:
+        return total + layer.extra_bytes
     count = math.prod(-(-layer.out_shape[a] // t) for a, t in tiles.items())
-    return total + 4 * layer.table_columns * count + layer.extra_bytes + layer.alignment - 1
+    return total + 4 * layer.table_columns * count + layer.extra_bytes + layer.alignment - 4
 
 
 def test_solution_respects_the_budget_and_prefers_few_tiles() -> None:
@@ -63,7 +67,8 @@ def test_min_strategy_takes_more_smaller_tiles_and_results_are_deterministic() -
 
 
 def test_too_small_budget_is_infeasible_and_minimum_memory_is_the_threshold() -> None:
-    found = minimum_memory(conv_like(0))
+    """The least need is the tiling with the table left at home, which the solver falls back to."""
+    found = minimum_memory(table_at_home(conv_like(0)))
     assert found.proven and found.at_least > 0
     need = found.at_least
     assert solve_tiling([conv_like(need - 1)]).tiles is None
@@ -92,3 +97,25 @@ def test_one_tile_shortcut_gives_what_the_solver_gives(budget: int, monkeypatch:
     solved = solve_tiling([layer])
     assert (shortcut.tiles, shortcut.objective, shortcut.status) == (solved.tiles, solved.objective, solved.status)
     assert (shortcut.seconds == 0.0) == (memory_of({1: 16, 2: 32, 3: 32}, layer) <= budget)
+
+
+def test_a_layer_that_fits_only_without_its_table_in_the_level_reads_it_from_home() -> None:
+    """Between the two minimums the table stays in the home level; above them it is copied in as before."""
+    with_table = minimum_memory(conv_like(0)).at_least
+    without = minimum_memory(table_at_home(conv_like(0))).at_least
+    assert without < with_table
+    between = solve_tiling([conv_like(with_table - 1)])
+    assert between.tiles is not None and between.home_tables == ("conv",)
+    assert memory_of(between.tiles["conv"], table_at_home(conv_like(0))) <= with_table - 1
+    assert solve_tiling([conv_like(with_table)]).home_tables == ()
+    assert solve_tiling([conv_like(without - 1)]).tiles is None
+
+
+def test_word_aligned_buffers_of_word_sized_elements_need_no_slack() -> None:
+    """Float tiles in a 4-byte-aligned level: each buffer is exactly its bytes (a float ReLU in 20 bytes)."""
+    relu = LayerModel("relu", (1, 2, 8, 8), (1, 2, 3),
+                      [TensorTerm("x", (Extent(1), Extent(2, 1), Extent(8, 2), Extent(8, 3)), 4, 2),
+                       TensorTerm("y", (Extent(1), Extent(2, 1), Extent(8, 2), Extent(8, 3)), 4, 2)],
+                      table_columns=3, alignment=4, budget=20, table_in_level=False)
+    assert minimum_memory(relu).at_least == 16
+    assert solve_tiling([relu]).tiles == {"relu": {1: 1, 2: 1, 3: 1}}

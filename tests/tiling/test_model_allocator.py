@@ -13,7 +13,7 @@ from deeploy_core import AllocatorExtension, hookimpl
 from deeploy_core.allocation import FirstFitAllocator, FixedOrder, TilingModelAllocator, stack_in_order
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
-from deeploy_core.tiling.cp_model import TABLE_BLOCK, solve_tiling
+from deeploy_core.tiling.cp_model import TABLE_BLOCK, minimum_memory, solve_tiling, table_at_home
 from deeploy_core.tiling.wrapper import expand_model_order
 
 from tests.tiling.test_cp_model import conv_like
@@ -43,7 +43,8 @@ def test_the_allocators_constraints_replace_the_tilers_memory_constraint() -> No
     assert allocator.calls == [("L0", sorted(["(extra)", TABLE_BLOCK, "w", "x", "y"]))]
     assert free.tiles and halved.tiles and halved.tiles != free.tiles, "half the capacity must force smaller tiles"
     assert halved.orders == {"conv": ["y", "x", "w", "table", "(extra)"]}
-    assert solve_tiling([conv_like(2000)], allocator=ReversedStack()).tiles is None
+    too_small = minimum_memory(table_at_home(conv_like(0))).at_least - 1  # below even the table left at home
+    assert solve_tiling([conv_like(too_small)], allocator=ReversedStack()).tiles is None
 
 
 def test_model_order_becomes_the_memory_map_order() -> None:

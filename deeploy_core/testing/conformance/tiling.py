@@ -89,7 +89,10 @@ class TilerConformance(_HostMixin):
         assert all(c.ok for c in result.comparisons), [(c.name, c.max_abs_error) for c in result.comparisons]
         usage = generated.report["memory_levels"][self.level]
         assert usage["used"] <= size, f"{self.level} uses {usage['used']} of {size} bytes"
-        assert usage["used"] >= usage["tables"] > 0
+        assert usage["used"] >= usage["tables"]
+        # Tables are copied into the level unless a layer's tiles fit only without its table (read from home then).
+        home_tables = generated.report["tiling"]["solution"].get("home_tables", [])
+        assert usage["tables"] > 0 or len(home_tables) == len(generated.report["tiling"]["layers"])
 
     def test_same_options_same_code_and_exported_solution_reproduces_it(self, tiling_host: PluginHost,
                                                                          tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
-from deeploy_core.tiling.codegen import LayerLayout, LayerParts, forked_task, layer_parts
+from deeploy_core.tiling.codegen import LayerLayout, LayerParts, forked_task, layer_parts, table_lines
 from deeploy_core.tiling.staging import LayerStaging
 from deeploy_core.tiling.tiles import TiledLayer
 from deeploy_core.tiling.transfers import TransferPrimitives
@@ -60,13 +60,12 @@ def _prologue(tiled_layers: Sequence[TiledLayer], layouts: Sequence[LayerLayout]
     for k, (tiled, layout, part) in enumerate(zip(tiled_layers, layouts, parts)):
         prefix = f"{tiled.layer.c_name}_tiled"
         declarations += [
-            f"uint8_t *table_bytes_{k} = {level_pointer} + {layout.table_offset};",
-            f"const int32_t *table_{k} = (const int32_t *)table_bytes_{k};",
+            *table_lines(layout, prefix, level_pointer, f"_{k}")[0],
             f"{future} in_futures_{k}[2][{max(part.n_in, 1)}] = {{{{0}}}}, out_futures_{k}[2][{max(part.n_out, 1)}] = "
             f"{{{{0}}}}, resident_futures_{k}[{max(part.n_in, 1)}] = {{0}};",
         ]
         leader_work += [
-            f"for (int32_t i = 0; i < {layout.table_bytes}; ++i) table_bytes_{k}[i] = ((const uint8_t *){prefix}_tiles)[i];",
+            *table_lines(layout, prefix, level_pointer, f"_{k}")[1],
             f"{part.names['fetch_resident']}(table_{k}, 0, resident_futures_{k});",
             *part.wait_resident,
         ]

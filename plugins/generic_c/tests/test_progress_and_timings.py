@@ -91,7 +91,7 @@ def test_tiled_compile_reports_each_tiled_layer_as_k_of_n(generic_c_host: Plugin
 def test_an_infeasible_tiling_reports_its_diagnosis_per_layer(generic_c_host: PluginHost, example: Path) -> None:
     recorder = Recorder()
     with pytest.raises(TilingInfeasibleError):
-        compile_model(example, CompileOptions("generic-c", level_sizes={"L1": 3000}), generic_c_host, recorder)
+        compile_model(example, CompileOptions("generic-c", level_sizes={"L1": 1000}), generic_c_host, recorder)
     models = recorder.counted("tiling model: ")
     diagnosed = recorder.counted("diagnosing: ")
     assert len(diagnosed) == len(models) > 5
