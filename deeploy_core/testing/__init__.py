@@ -21,6 +21,7 @@ _EXPORTS = {
     "OperatorConformance": "deeploy_core.testing.conformance.operator",
     "PlatformConformance": "deeploy_core.testing.conformance.platform",
     "PluginConformance": "deeploy_core.testing.conformance.plugin",
+    "TiledAllocationConformance": "deeploy_core.testing.conformance.tiling",
     "TilerConformance": "deeploy_core.testing.conformance.tiling",
 }
 

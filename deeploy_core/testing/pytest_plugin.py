@@ -28,6 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The conformance suites mark their long matrices; a plugin's own suite may skip them by default.
+    config.addinivalue_line("markers", "heavy_model: a long case of a conformance matrix (run with -m heavy_model)")
     if config.getini(REPORT_CHECK_OPTION):
         from deeploy_core.testing.report_schema import register
 

@@ -8,6 +8,9 @@ same code, and a solution exported in ``report.json`` reproduces it.
 
 ``MemoryLevelConformance``: the wrapper provides a consistent hierarchy, every
 tensor gets a home level of that hierarchy, and level sizes can be overridden.
+
+``TiledAllocationConformance``: every allocator places every tiling the tiler
+accepts, over Deeploy's peer networks, two level sizes, fused and not.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.loading import load_plugin_under_test
 from deeploy_core.testing.models import CONFORMANCE_MODELS
+from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 from deeploy_core.tiling.wrapper import TilingInfeasibleError
 
 NEEDS = re.compile(r"needs at least (\d+) bytes")
@@ -130,3 +134,73 @@ class MemoryLevelConformance(_HostMixin):
                                  level_sizes={self.resizable: 12345})
         deployer, _ = compile_model(path, options, tiling_host)
         assert deployer.compilation.results[MemoryHierarchy].level(self.resizable).size == 12345
+
+
+def _peer_names() -> list[str]:
+    """Deeploy's peer networks (``../shared`` or ``$DEEPLOY_CORE_PEER_TESTS``) by name; empty when absent."""
+    root = peer_tests_root()
+    return [peer.name for peer in find_peer_tests(root)] if root is not None else []
+
+
+DEFAULT_PEERS = ("Kernels/Integer/MatMul/Regular", "Models/miniMobileNet")
+"""Peers the allocator check runs on by default; the others carry the ``heavy_model`` marker (a suite that skips
+that marker by default, as deeploy-core's own does, runs them with ``-m heavy_model``)."""
+
+
+def _peer_params() -> list[Any]:
+    names = _peer_names()
+    if not names:
+        return ["(no peer tests)"]
+    return [pytest.param(name, marks=[] if name in DEFAULT_PEERS else [
+        pytest.mark.heavy_model(reason="the allocator check on every other peer network")]) for name in names]
+
+
+ALLOCATOR_REFUSAL = re.compile(r"allocator .* cannot place|try another allocator")
+"""What an allocator's failure to place tiles says (as an error, or in the warning of a fused tiling given up)."""
+
+
+class TiledAllocationConformance(_HostMixin):
+    """Every allocator of the host places every tiling the tiler accepts (subclass with ``plugins`` and ``tiler``).
+
+    An allocator failure after the tiler accepted a tiling is a bug of the
+    tiler's model (a block it did not count, slack it did not reserve) or of
+    the allocator: either way the user gets an error for a size the tiler said
+    fits.  Each of Deeploy's peer networks is compiled at each of
+    ``level_sizes``, fused and layer by layer, once per allocator the host
+    has; a compile must succeed or fail with the tiler's own "needs at least N
+    bytes" diagnosis, never with an allocator's refusal, and a fused tiling
+    must never be given up because an allocator could not place it.  The
+    networks come from ``../shared/peer-tests/deeploy`` (or
+    ``$DEEPLOY_CORE_PEER_TESTS``); without them the tests skip.
+    """
+
+    tiler: ClassVar[str] = ""
+    memory_level: ClassVar[str] = "l2-l1"
+    level: ClassVar[str] = "L1"
+    level_sizes: ClassVar[tuple[int, ...]] = (64000, 16000)
+
+    @pytest.mark.parametrize("fusion", ["auto", "none"])
+    @pytest.mark.parametrize("size_index", [0, 1])
+    @pytest.mark.parametrize("peer_name", _peer_params())
+    def test_no_allocator_refuses_a_tiling_the_tiler_accepted(self, peer_name: str, size_index: int, fusion: str,
+                                                             tiling_host: PluginHost) -> None:
+        root = peer_tests_root()
+        if root is None:
+            pytest.skip("Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
+        peer = next(test for test in find_peer_tests(root) if test.name == peer_name)
+        size = self.level_sizes[size_index]
+        allocators = sorted(extension.name for extension in tiling_host.extensions("allocator"))
+        for allocator in allocators:
+            options = CompileOptions(platform=self.platform, memory_level=self.memory_level, tiler=self.tiler,
+                                     level_sizes={self.level: size}, fusion=fusion, allocator=allocator,
+                                     input_types=peer.input_types())
+            try:
+                _, generated = compile_model(peer.model, options, tiling_host)
+            except TilingInfeasibleError as error:
+                assert not ALLOCATOR_REFUSAL.search(str(error)) and NEEDS.search(str(error)), (
+                    f"{peer_name} at {self.level} {size}, fusion {fusion}: allocator {allocator!r} refused a tiling "
+                    f"the tiler accepted: {error}")
+                continue
+            refusals = [w for w in generated.report["warnings"] if ALLOCATOR_REFUSAL.search(w)]
+            assert not refusals, f"{peer_name} at {self.level} {size}, allocator {allocator!r}: {refusals[0]}"
+            assert generated.report["memory_levels"][self.level]["used"] <= size

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from deeploy_core.builtin.plugin import DOUBLE_BUFFERING, SINGLE_BUFFERING
 from deeploy_core.plugins import PluginHost
-from deeploy_core.testing import MemoryLevelConformance, PlatformConformance, PluginConformance, TilerConformance
+from deeploy_core.testing import (MemoryLevelConformance, PlatformConformance, PluginConformance,
+                                  TiledAllocationConformance, TilerConformance)
 from deeploy_generic_c import plugin as generic_c_plugin
+from deeploy_minimalloc import plugin as minimalloc_plugin
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
 from deeploy_pulp_cluster.plugin import MEMORY_LEVEL_NAME, PLATFORM_NAME
+from deeploy_tetris import plugin as tetris_plugin
 
 PLUGINS = ((generic_c_plugin, "generic-c"), (pulp_cluster_plugin, "pulp-cluster"))
 
@@ -56,3 +59,21 @@ class TestClusterMemoryLevel(MemoryLevelConformance):
     plugins = PLUGINS
     platform = PLATFORM_NAME
     memory_level = MEMORY_LEVEL_NAME
+
+
+ALL_ALLOCATORS = (*PLUGINS, (minimalloc_plugin, "minimalloc"), (tetris_plugin, "tetris"))
+"""The cluster with every bundled allocator plugin beside the core's first fit."""
+
+
+class TestClusterSingleBufferingAllocation(TiledAllocationConformance):
+    plugins = ALL_ALLOCATORS
+    platform = PLATFORM_NAME
+    memory_level = MEMORY_LEVEL_NAME
+    tiler = SINGLE_BUFFERING
+
+
+class TestClusterDoubleBufferingAllocation(TiledAllocationConformance):
+    plugins = ALL_ALLOCATORS
+    platform = PLATFORM_NAME
+    memory_level = MEMORY_LEVEL_NAME
+    tiler = DOUBLE_BUFFERING
