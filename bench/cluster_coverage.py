@@ -5,8 +5,10 @@ integer-transformer dialect networks and CCT blocks of the test suite, and the
 exporter zoo's networks that are cached already (``tests/models``; pass
 ``--exports`` to export missing ones, which needs the ``models`` extra).
 Columns: generic-c (untiled), pulp-cluster with its defaults, at L1 32 KiB and
-16 KiB, and the smallest L1 the tiler names for the network (its diagnosis
-at an L1 of one byte, with single buffering) validated at that size.  A cell
+16 KiB, and the smallest L1 that works: the tiler's bound for the network
+(its diagnosis at an L1 of one byte, with single buffering) or, where the
+tables of that many tiles outgrow L2, the smallest size above it that compiles
+(within 1 %), validated at that size.  A cell
 is ``ok``, ``MISMATCH`` or ``refused`` (the compiler's one-line reason is
 listed under the table); ``-`` where generic-c itself does not run it.
 
@@ -159,6 +161,39 @@ def _smallest_l1(model: Path, host: object, types: dict) -> int | None:
     return 1
 
 
+def _compiles(model: Path, host: object, types: dict, l1: int) -> str:
+    """"" when the network compiles for pulp-cluster at ``l1`` (single buffering), else the first line of why not."""
+    from deeploy_core.api import CompileOptions, compile_model
+
+    try:
+        compile_model(model, CompileOptions(platform="pulp-cluster", level_sizes={"L1": l1}, buffering="single",
+                                            input_types=types), host)
+    except DeeployError as error:
+        return str(error).splitlines()[0] or "refused"
+    return ""
+
+
+def _smallest_that_compiles(model: Path, host: object, types: dict, bound: int) -> tuple[int, str]:
+    """The smallest L1 at or above the tiler's per-layer ``bound`` that compiles, and why ``bound`` itself did not.
+
+    The bound is each layer's own least need; at sizes that small the tables of
+    many tiny tiles (stored in L2) can outgrow L2 together, so the size that
+    works is searched: doubling from the bound, then bisecting.
+    """
+    why = _compiles(model, host, types, bound)
+    if not why:
+        return bound, ""
+    low, high = bound, bound * 2
+    while _compiles(model, host, types, high):
+        low, high = high, high * 2
+        if high > 1 << 24:
+            return bound, why
+    while high - low > max(1, low // 100):  # within 1 %
+        middle = (low + high) // 2
+        low, high = (low, middle) if not _compiles(model, host, types, middle) else (middle, high)
+    return high, why
+
+
 def run_case(case: NetworkCase) -> tuple[str, list[str], list[str]]:
     """One row: the network's name, its cells and the reasons of its refusals."""
     from deeploy_core.api import CompileOptions
@@ -190,14 +225,16 @@ def run_case(case: NetworkCase) -> tuple[str, list[str], list[str]]:
                                                             input_types=types))
             cells.append(status)
             reasons += [f"pulp-cluster {label}: {reason}"] if reason else []
-        smallest = _smallest_l1(model, host, types)
-        if smallest is None:
+        bound = _smallest_l1(model, host, types)
+        if bound is None:
             cells.append("?")
         else:
+            smallest, why = _smallest_that_compiles(model, host, types, bound)
             status, reason = _cell(validate, CompileOptions(platform="pulp-cluster", level_sizes={"L1": smallest},
                                                             buffering="single", input_types=types))
-            cells.append(f"{smallest} {status}")
+            cells.append(f"{smallest} {status}" + (f" (bound {bound})" if smallest != bound else ""))
             reasons += [f"pulp-cluster L1 {smallest}: {reason}"] if reason else []
+            reasons += [f"pulp-cluster L1 {bound} (the tiler's bound): {why}"] if why else []
     return case.name, cells, reasons
 
 

@@ -73,6 +73,10 @@ class LayerModel:
     extra_bytes: int = 0
     table_in_level: bool = True
     """Whether the tiling table is copied into the compute level (False: read in place from the home level)."""
+    table_budget: int | None = None
+    """Bytes one table may take where it is stored (the home level's size): the smaller the compute level, the more
+    tiles, and a table left at home must not outgrow home instead (None: unbounded).  Several layers' tables
+    together may still overflow home; the home level's check after tiling says so, naming the tables' bytes."""
 
     @property
     def free_axes(self) -> tuple[int, ...]:
@@ -158,6 +162,8 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
         terms.append(term)
         largest = tensor.buffers * (tensor.element_bytes * bound + slack)
         variables.blocks.append(ModelBlock(tensor.block or tensor.name, index, index + 1, term, largest))
+    if layer.table_budget is not None:
+        model.add(4 * layer.table_columns * variables.count <= layer.table_budget)
     table = 4 * layer.table_columns * variables.count if layer.table_in_level else 0
     extra = layer.extra_bytes + _table_slack(layer)
     variables.memory = sum(terms) + table + extra

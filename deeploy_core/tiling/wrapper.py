@@ -352,6 +352,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         alignment = self.tile_alignment
         models = []
         candidates = self.tiled_candidates()
+        home_size = self.memory_hierarchy.level(self.memory_hierarchy.default_level).size  # where tables are stored
         for number, layer in enumerate(candidates, 1):
             self.progress.step(number, len(candidates), f"tiling model: {self._layer_label(layer)}")
             constraint = self.constraint_of(layer)
@@ -376,7 +377,7 @@ class TilerDeployerWrapper(DeployerWrapper):
             extra = self._scratch_terms(layer, constraint, tiled_axes, tensors)
             columns = 1 + len(node.inputs) + len([t for t in node.outputs if t.name])
             models.append(LayerModel(layer.c_name, out_shape, tuple(tiled_axes), tensors, columns, alignment,
-                                     capacity, extra_bytes=extra))
+                                     capacity, extra_bytes=extra, table_budget=home_size))
         return models
 
     def _scratch_terms(self, layer: Layer, constraint: TileConstraint, tiled_axes: tuple[int, ...],
@@ -481,6 +482,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         """Tiles and kernel variants of every layer, in layer order."""
         tiled_layers = []
         candidates = self.tiled_candidates()
+        home_size = self.memory_hierarchy.level(self.memory_hierarchy.default_level).size  # where tables are stored
         for number, layer in enumerate(candidates, 1):
             self.progress.step(number, len(candidates), f"tiling: building tiles of {self._layer_label(layer)}")
             tiling = solution.layers.get(layer.c_name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -119,3 +120,13 @@ def test_word_aligned_buffers_of_word_sized_elements_need_no_slack() -> None:
                       table_columns=3, alignment=4, budget=20, table_in_level=False)
     assert minimum_memory(relu).at_least == 16
     assert solve_tiling([relu]).tiles == {"relu": {1: 1, 2: 1, 3: 1}}
+
+
+def test_a_table_never_outgrows_the_level_that_stores_it() -> None:
+    """Tables live in the home level too: its size bounds the number of tiles even when the table is not copied."""
+    free = minimum_memory(table_at_home(conv_like(0)))
+    bounded = minimum_memory(replace(table_at_home(conv_like(0)), table_budget=4 * 4 * 64))  # 64 rows of 4 columns
+    assert bounded.at_least > free.at_least
+    tiles = solve_tiling([replace(conv_like(bounded.at_least), table_budget=4 * 4 * 64)]).tiles
+    assert tiles is not None and tile_count(conv_like(0), tiles["conv"]) <= 64
+    assert solve_tiling([replace(conv_like(bounded.at_least - 1), table_budget=4 * 4 * 64)]).tiles is None
