@@ -1,9 +1,11 @@
 """Does what runs in generic C also run on the cluster?  One row per network, validated on both platforms (issue 32).
 
 Networks: Deeploy's peer tests and MLPerf networks (``../shared``), the
-integer-transformer dialect networks and CCT blocks of the test suite, and the
-exporter zoo's networks that are cached already (``tests/models``; pass
-``--exports`` to export missing ones, which needs the ``models`` extra).
+integer-transformer dialect networks and CCT blocks of the test suite, the
+exporter zoo's networks (``tests/models``) and the Keras networks converted by
+TFLite and tf2onnx, float and int8 (``deeploy_core.testing.tflite_export``),
+that are cached already (pass ``--exports`` to export missing ones, which
+needs the ``models`` and ``quant`` extras).
 Columns: generic-c (untiled), pulp-cluster with its defaults, at L1 32 KiB and
 16 KiB, and the smallest L1 that works: the tiler's bound for the network
 (its diagnosis at an L1 of one byte, with single buffering) or, where the
@@ -66,7 +68,17 @@ def _cases(with_exports: bool) -> list[NetworkCase]:
     cases += [NetworkCase("dialect", name) for name in NETWORKS]
     cases += [NetworkCase("cct", f"{softmax}/{heads}") for softmax in ("ITAMax", "ITAPartialMax") for heads in (8, 64)]
     cases += [NetworkCase("zoo", name) for name in _zoo_names(with_exports)]
+    cases += [NetworkCase("keras", f"{name}/{precision}") for name in _keras_names(with_exports)
+              for precision in ("float", "int8")]
     return cases
+
+
+def _keras_names(with_exports: bool) -> list[str]:
+    """The Keras networks converted through TFLite and tf2onnx (deeploy_core.testing.tflite_export) already cached."""
+    from deeploy_core.testing.models.keras_mlperf import NETWORKS
+    from deeploy_core.testing.tflite_export import cache_folder, cache_key
+
+    return [name for name in NETWORKS if with_exports or (cache_folder() / cache_key() / name).is_dir()]
 
 
 def _zoo_names(with_exports: bool) -> list[str]:
@@ -130,10 +142,17 @@ def _validator(case: NetworkCase, host: object, folder: Path) -> tuple[Path, Val
             return result.ok
 
         return model, validate_composed, {name: INT8 for name in composed.input_dtypes}
-    from tests.models.export import exported
-    from tests.models.zoo import BY_NAME
+    if case.kind == "keras":
+        from deeploy_core.testing.tflite_export import converted
 
-    path = exported(BY_NAME[case.key], "legacy")
+        name, precision = case.key.split("/")
+        files = converted(name)
+        path = files.float_onnx if precision == "float" else files.int8_onnx
+    else:
+        from tests.models.export import exported
+        from tests.models.zoo import BY_NAME
+
+        path = exported(BY_NAME[case.key], "legacy")
 
     def validate_export(options):  # type: ignore[no-untyped-def]
         _, result = validate_model(path, options, host, repeats=1, cache_dir=folder / "cache")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deeploy_core.api import CompileOptions, compile_model
+from deeploy_core.api import CompileOptions, compile_model, validate_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.models.keras_mlperf import MLPERF_TINY, NETWORKS, SMALL
 from deeploy_core.testing.quant_checks import float_layers, litert_reference, ort_reference, random_samples, worst_steps
@@ -25,8 +25,10 @@ from tests.quant.extra import LITERT, needs
 
 pytestmark = [pytest.mark.quant, needs(*LITERT)]
 PLATFORMS = ("generic-c", "pulp-cluster")
+CLUSTER_CASES = ("dscnn", "mobilenet_v2_035")
+"""Issue 32's Keras networks for the cluster: DS-CNN (64 filters, 49 x 10) and MobileNetV2-0.35 at 96 x 96."""
 CASES = [pytest.param(name, marks=[pytest.mark.heavy_model] if NETWORKS[name].heavy else [], id=name)
-         for name in (*SMALL, *MLPERF_TINY)]
+         for name in (*SMALL, *MLPERF_TINY, "mobilenet_v2_035")]
 
 
 def _built(model: Path, options: CompileOptions, host: PluginHost, folder: Path, runtime_cache: Path):  # noqa: ANN202
@@ -78,3 +80,19 @@ def test_dequantize_conversion_compiles_and_matches_onnx_runtime(
         worst = worst_steps(generated, executable, random_samples(generated, count=5),
                             ort_reference(files.int8_dequantize_onnx))
         assert max(worst.values()) <= 1, (platform, worst)
+
+
+@pytest.mark.heavy_model(reason="exports and tiles a Keras network")
+@pytest.mark.parametrize("name", CLUSTER_CASES)
+def test_float_keras_network_validates_on_the_cluster_with_its_defaults(
+    name: str, quant_host: PluginHost, quant_runtime_cache: Path
+) -> None:
+    """The float file (``tf2onnx --tflite float.tflite``), batch 1 by the dynamic-batch notice, tiled into the
+    cluster's default L1 (its Pad layers tiled as windows) and compared with ONNX Runtime."""
+    files = converted(name)
+    generated, result = validate_model(files.float_onnx, CompileOptions(platform="pulp-cluster"), quant_host,
+                                       atol=1e-4, rtol=1e-4, repeats=1, cache_dir=quant_runtime_cache)
+    assert result.comparisons and all(c.ok for c in result.comparisons), [
+        (c.name, c.max_abs_error) for c in result.comparisons]
+    level = generated.report["memory_levels"]["L1"]
+    assert level["used"] <= level["capacity"] == 65536

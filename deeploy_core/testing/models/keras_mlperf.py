@@ -119,6 +119,19 @@ def mobilenet_v1_025() -> Any:
     return keras.Model(inputs, outputs, name="mobilenet_v1_025")
 
 
+def mobilenet_v2_035() -> Any:
+    """Keras's own MobileNetV2, width 0.35, at 96x96 with 2 classes (a person detector; issue 32's cluster case).
+
+    ``keras.applications`` builds it (no pretrained weights: seeded ones),
+    with the ZeroPadding2D layers before its strided depthwise convolutions
+    that tf2onnx exports as Pad nodes.
+    """
+    import keras
+
+    return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None, classes=2,
+                                          name="mobilenet_v2_035")
+
+
 def fc_autoencoder() -> Any:
     """The FC autoencoder (MLPerf Tiny anomaly detection): 640 -> 128 x4 -> 8 -> 128 x4 -> 640, BN and ReLU between."""
     import keras
@@ -170,6 +183,7 @@ NETWORKS: dict[str, KerasNet] = {net.name: net for net in (
     KerasNet("dscnn", (49, 10, 1), dscnn, heavy=True),
     KerasNet("mobilenet_v1_025", (96, 96, 3), mobilenet_v1_025, heavy=True),
     KerasNet("fc_autoencoder", (640,), fc_autoencoder, heavy=True),
+    KerasNet("mobilenet_v2_035", (96, 96, 3), mobilenet_v2_035, heavy=True),
 )}
 MLPERF_TINY = ("resnet8", "dscnn", "mobilenet_v1_025", "fc_autoencoder")
 SMALL = ("tiny_cnn", "tiny_mlp")
