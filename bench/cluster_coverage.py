@@ -265,8 +265,11 @@ def main() -> int:
     parser.add_argument("--exports", action="store_true", help="export zoo networks that are not cached yet")
     arguments = parser.parse_args()
     cases = [case for case in _cases(arguments.exports) if arguments.filter in case.name]
+    rows = []
     with ProcessPoolExecutor(max_workers=max(1, arguments.jobs)) as pool:
-        rows = list(pool.map(run_case, cases))
+        for number, row in enumerate(pool.map(run_case, cases), 1):
+            rows.append(row)  # progress on stderr: a long run that is cut short still shows what it did
+            print(f"[{number}/{len(cases)}] {row[0]}: {' | '.join(row[1])}", file=sys.stderr, flush=True)
     width = max([len(name) for name, _, _ in rows] + [7])
     header = ["network".ljust(width), *COLUMNS]
     if arguments.markdown:
