@@ -110,6 +110,12 @@ def _product(model: cp_model.CpModel, factors: list[cp_model.IntVar | int], boun
     return scaled
 
 
+def alignment_slack(element_bytes: int, alignment: int) -> int:
+    """The most bytes aligning a buffer of ``element_bytes``-sized elements up to ``alignment`` can add: its size is
+    a multiple of gcd(element bytes, alignment), so at most the rest of one alignment unit."""
+    return alignment - math.gcd(element_bytes, alignment)
+
+
 def tile_options(dim: int) -> list[tuple[int, int]]:
     """The (tile count, tile size) pairs worth considering for an axis of ``dim``: the smallest size per count.
 
@@ -156,8 +162,7 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
             extents.append(value)
         bound = math.prod(e.full for e in tensor.extents) if tensor.extents else 1
         elements = _product(model, extents, bound, f"L{index}_x{tensor_index}")
-        # A buffer's bytes are a multiple of gcd(element bytes, alignment): aligning it up adds at most the rest.
-        slack = layer.alignment - math.gcd(tensor.element_bytes, layer.alignment)
+        slack = alignment_slack(tensor.element_bytes, layer.alignment)
         term = tensor.buffers * tensor.element_bytes * elements + tensor.buffers * slack
         terms.append(term)
         largest = tensor.buffers * (tensor.element_bytes * bound + slack)
@@ -175,7 +180,7 @@ def _add_layer(model: cp_model.CpModel, layer: LayerModel, index: int) -> _Layer
 
 def _table_slack(layer: LayerModel) -> int:
     """Bytes aligning the table's block up may add (its size is a multiple of its 4-byte entries)."""
-    return layer.alignment - math.gcd(4, layer.alignment) if layer.table_in_level else 0
+    return alignment_slack(4, layer.alignment) if layer.table_in_level else 0
 
 
 def whole_layer_memory(layer: LayerModel) -> int:
@@ -189,7 +194,7 @@ def whole_layer_memory(layer: LayerModel) -> int:
     for tensor in layer.tensors:
         elements = math.prod(max(1, extent.size_of(layer.out_shape[extent.axis])) if extent.axis is not None
                              else extent.full for extent in tensor.extents)
-        slack = layer.alignment - math.gcd(tensor.element_bytes, layer.alignment)
+        slack = alignment_slack(tensor.element_bytes, layer.alignment)
         memory += tensor.buffers * (tensor.element_bytes * elements + slack)
     return memory
 

@@ -15,6 +15,7 @@ accepts, over Deeploy's peer networks, two level sizes, fused and not.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -28,7 +29,7 @@ from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.loading import load_plugin_under_test
 from deeploy_core.testing.models import CONFORMANCE_MODELS
-from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
+from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
 from deeploy_core.tiling.wrapper import TilingInfeasibleError
 
 NEEDS = re.compile(r"needs at least (\d+) bytes")
@@ -136,10 +137,11 @@ class MemoryLevelConformance(_HostMixin):
         assert deployer.compilation.results[MemoryHierarchy].level(self.resizable).size == 12345
 
 
-def _peer_names() -> list[str]:
-    """Deeploy's peer networks (``../shared`` or ``$DEEPLOY_CORE_PEER_TESTS``) by name; empty when absent."""
+@functools.cache
+def _peers() -> dict[str, PeerTest]:
+    """Deeploy's peer networks (``../shared`` or ``$DEEPLOY_CORE_PEER_TESTS``) by name, found once; empty when absent."""
     root = peer_tests_root()
-    return [peer.name for peer in find_peer_tests(root)] if root is not None else []
+    return {peer.name: peer for peer in find_peer_tests(root)} if root is not None else {}
 
 
 DEFAULT_PEERS = ("Kernels/Integer/MatMul/Regular", "Models/miniMobileNet")
@@ -148,7 +150,7 @@ that marker by default, as deeploy-core's own does, runs them with ``-m heavy_mo
 
 
 def _peer_params() -> list[Any]:
-    names = _peer_names()
+    names = list(_peers())
     if not names:
         return ["(no peer tests)"]
     return [pytest.param(name, marks=[] if name in DEFAULT_PEERS else [
@@ -184,10 +186,9 @@ class TiledAllocationConformance(_HostMixin):
     @pytest.mark.parametrize("peer_name", _peer_params())
     def test_no_allocator_refuses_a_tiling_the_tiler_accepted(self, peer_name: str, size_index: int, fusion: str,
                                                              tiling_host: PluginHost) -> None:
-        root = peer_tests_root()
-        if root is None:
+        if not _peers():
             pytest.skip("Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
-        peer = next(test for test in find_peer_tests(root) if test.name == peer_name)
+        peer = _peers()[peer_name]
         size = self.level_sizes[size_index]
         allocators = sorted(extension.name for extension in tiling_host.extensions("allocator"))
         for allocator in allocators:

@@ -13,11 +13,9 @@ whole.
 
 from __future__ import annotations
 
-import math
-
 from dataclasses import replace
 
-from deeploy_core.tiling.cp_model import LayerModel, TensorTerm
+from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, alignment_slack
 from deeploy_core.tiling.fusion.extents import compose
 from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.geometry import Extent
@@ -58,7 +56,7 @@ def pattern_model(pattern: FusedPattern, models: list[LayerModel], slots: int) -
     tensors = [replace(t, buffers=1) if t.buffers > 1 and all(e.axis is None or e.axis not in free for e in t.extents)
                else t for t in tensors]
     # Each layer's table is its own block: the model's one table slack covers one of them, the rest are added here.
-    table_slacks = (len(models) - 1) * (last.alignment - math.gcd(4, last.alignment))
+    table_slacks = (len(models) - 1) * alignment_slack(4, last.alignment)
     return LayerModel(pattern.key, last.out_shape, free, tensors, sum(m.table_columns for m in models),
                       last.alignment, last.budget, extra_bytes=sum(m.extra_bytes for m in models) + table_slacks)
 
