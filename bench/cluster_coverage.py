@@ -2,7 +2,8 @@
 
 Networks: Deeploy's peer tests and MLPerf networks (``../shared``), the
 integer-transformer dialect networks and CCT blocks of the test suite, the
-exporter zoo's networks (``tests/models``) and the Keras networks converted by
+exporter zoo's networks (``tests/models``), the LSTM keyword spotter with hidden
+128 (exported here: its gate weights are larger than L1), and the Keras networks converted by
 TFLite and tf2onnx, float and int8 (``deeploy_core.testing.tflite_export``),
 that are cached already (pass ``--exports`` to export missing ones, which
 needs the ``models`` and ``quant`` extras).
@@ -41,7 +42,7 @@ COLUMNS = ("generic-c", "pulp default", "L1 32 KiB", "L1 16 KiB", "smallest L1")
 class NetworkCase:
     """A network by kind and key; workers rebuild it (dialect networks are composed in the worker)."""
 
-    kind: str  # "peer", "dialect", "cct" or "zoo"
+    kind: str  # "peer", "dialect", "cct", "zoo", "kws" (exported here) or "keras"
     key: str
 
     @property
@@ -68,6 +69,8 @@ def _cases(with_exports: bool) -> list[NetworkCase]:
     cases += [NetworkCase("dialect", name) for name in NETWORKS]
     cases += [NetworkCase("cct", f"{softmax}/{heads}") for softmax in ("ITAMax", "ITAPartialMax") for heads in (8, 64)]
     cases += [NetworkCase("zoo", name) for name in _zoo_names(with_exports)]
+    if _zoo_names(True):  # torch is there: the issue's LSTM keyword spotter, gate weights larger than L1
+        cases.append(NetworkCase("kws", "lstm-hidden128"))
     cases += [NetworkCase("keras", f"{name}/{precision}") for name in _keras_names(with_exports)
               for precision in ("float", "int8")]
     return cases
@@ -142,6 +145,23 @@ def _validator(case: NetworkCase, host: object, folder: Path) -> tuple[Path, Val
             return result.ok
 
         return model, validate_composed, {name: INT8 for name in composed.input_dtypes}
+    if case.kind == "kws":
+        import torch
+
+        from tests.models.small_networks import KeywordSpotter
+
+        torch.manual_seed(32)
+        example = torch.randn(1, 10, 49)
+        model = folder / "keyword_spotter_128.onnx"
+        torch.onnx.export(KeywordSpotter(features=10, hidden=128).eval(), (example,), str(model), dynamo=False,
+                          opset_version=17, input_names=["frames"])
+
+        def validate_spotter(options):  # type: ignore[no-untyped-def]
+            _, result = validate_with_data(model, options, host, {"frames": example.numpy()}, repeats=1,
+                                           cache_dir=folder / "cache")
+            return result.ok
+
+        return model, validate_spotter, {}
     if case.kind == "keras":
         from deeploy_core.testing.tflite_export import converted
 

@@ -61,6 +61,9 @@ class LayerLayout:
     """Inputs a fused pattern's previous layer computes into the compute level: one buffer, never fetched."""
     local_outputs: set[int] = field(default_factory=set)
     """Outputs the pattern's next layer reads from the compute level: one buffer, never stored."""
+    home_inputs: set[int] = field(default_factory=set)
+    """Constant inputs the kernel reads in place from the home level (:mod:`deeploy_core.tiling.home_inputs`):
+    no buffer in the compute level, never fetched."""
     slots: int = 1
     peak: int = 0
 
@@ -118,7 +121,8 @@ def table_rows(tiled: TiledLayer, ctxt: NetworkContext) -> list[list[int]]:
 def bytes_moved(tiled: TiledLayer, ctxt: NetworkContext, local_inputs: frozenset[int] | set[int] = frozenset(),
                 local_outputs: frozenset[int] | set[int] = frozenset()) -> tuple[int, int]:
     """(bytes fetched into the compute level, bytes stored back) for one inference; a fused pattern's
-    intermediate tiles (``local_inputs``/``local_outputs``) move nothing."""
+    intermediate tiles (``local_inputs``/``local_outputs``) move nothing, nor do inputs read in place (pass
+    them in ``local_inputs`` too)."""
     node = tiled.layer.node
     resident = resident_inputs(tiled)
     fetched = stored = 0
@@ -174,7 +178,7 @@ def layer_parts(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, pr
     columns = table_columns(tiled)
     rows = table_rows(tiled, ctxt)
     n_in, n_out = len(node.inputs), len(outputs)
-    fixed = layout.resident | layout.local_inputs
+    fixed = layout.resident | layout.local_inputs | layout.home_inputs
 
     def slot_pointer(offset: int, stride: int, slot: str, c_type: str) -> str:
         return f"(({c_type} *)({level_pointer} + {offset} + {slot} * {stride}))"
@@ -223,9 +227,12 @@ def layer_parts(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, pr
         for i, tensor in enumerate(node.inputs):
             if not tensor.name:
                 continue
+            c_type = ctxt[tensor.name].dtype.c_type
+            if i in layout.home_inputs:  # read in place: the constant's own array in the home level
+                pointers.append(f"{c_type} *{tile_input_name(i)} = (({c_type} *){ctxt[tensor.name].c_name});")
+                continue
             offset, stride = layout.inputs[i]
             slot = "0" if i in fixed else "slot"
-            c_type = ctxt[tensor.name].dtype.c_type
             pointers.append(f"{c_type} *{tile_input_name(i)} = {slot_pointer(offset, stride, slot, c_type)};")
         for i, tensor in enumerate(outputs):
             offset, stride = layout.outputs[i]

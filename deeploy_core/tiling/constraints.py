@@ -30,6 +30,7 @@ from deeploy_core.tiling.geometry import (
     TileConstraint,
 )
 from deeploy_core.tiling.qlinear_exact import LayerGeometryPool, QLinearSoftmaxRows
+from deeploy_core.tiling.recurrence import Recurrence
 from deeploy_core.tiling.global_pool_layout import LayoutGlobalPool
 from deeploy_core.tiling.requantised_gemm import RequantisedGemmProduct
 from deeploy_core.tiling.zero_points import ZeroPointMatrixProduct
@@ -88,6 +89,7 @@ DEFAULT_TILE_CONSTRAINTS: dict[str, TileConstraint] = {
     "ReduceMin": AlongAxes("reduce"),
     "Transpose": Permutation(),
     "Concat": Concatenation(),
+    **{op: Recurrence() for op in ("LSTM", "GRU", "RNN")},
 }
 
 UNTILED = TileConstraint()

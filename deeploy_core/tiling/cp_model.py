@@ -18,6 +18,14 @@ transfers and kernel, and what lets a 16-element ReLU or a 27-element
 convolution window tile into a few hundred bytes of L1, where the table of
 their one-element tiles would be several times the tiles themselves.
 
+A layer that still does not fit, because a constant every tile needs whole is
+larger than the compute level (an LSTM's gate weights: 4 × hidden² floats,
+256 KiB at hidden 128), reads those constants in place from the home level as
+well, the fewest of them, largest first, that make it fit.  That is slower
+per access than a copy in the compute level, so it is the last resort, tried
+only once the smaller models are proven infeasible; it turns "does not fit"
+into "runs, reading its weights from L2".
+
 The objective covers every layer: ``max`` wants the fewest tiles (largest
 tiles) over all layers, ``min`` the smallest tiles, ``random-max`` fewest tiles
 with seeded random layer weights.  One worker, a fixed seed and a deterministic
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -57,6 +66,9 @@ class TensorTerm:
     buffers: int
     block: str = ""
     """The id of the tensor's block in the layer's memory map (``in0``, ``out0``, …); defaults to ``name``."""
+    readable_in_place: bool = False
+    """A constant input every tile reads whole: the layer may read it where it is stored instead of a copy in the
+    compute level (see :func:`inputs_at_home`)."""
 
 
 @dataclass
@@ -211,11 +223,33 @@ class CpResult:
     """Per layer, the block order a co-optimising allocator chose (lowest address first)."""
     home_tables: tuple[str, ...] = ()
     """Layers whose tiles fit only with their table left in the home level (see the module docstring)."""
+    home_inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per layer whose tiles fit only with some whole constant inputs read in place too (a subset of
+    ``home_tables``), those inputs' tensor names."""
 
 
 def table_at_home(layer: LayerModel) -> LayerModel:
     """``layer`` with its tiling table read in place from the home level instead of copied into the compute level."""
     return replace(layer, table_in_level=False)
+
+
+def in_place_candidates(layer: LayerModel) -> list[str]:
+    """The tensors ``layer`` may read in place, largest first (ties by name): the order they leave the level."""
+    terms = [t for t in layer.tensors if t.readable_in_place]
+    return [t.name for t in sorted(terms, key=lambda t: (-t.element_bytes * math.prod(e.full for e in t.extents),
+                                                          t.name))]
+
+
+def inputs_at_home(layer: LayerModel, names: Collection[str] | None = None) -> LayerModel:
+    """``layer`` with its table and the constant inputs ``names`` (default: every one it may) read in place from
+    the home level."""
+    chosen = set(in_place_candidates(layer) if names is None else names)
+    return replace(layer, table_in_level=False, tensors=[t for t in layer.tensors if t.name not in chosen])
+
+
+def most_relaxed(layer: LayerModel) -> LayerModel:
+    """The smallest model the solver may fall back to for ``layer``: what a diagnosis bounds the need with."""
+    return inputs_at_home(layer)
 
 
 def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0, time_limit: float = 10.0,
@@ -237,6 +271,7 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
     orders: dict[str, list[str]] = {}
     seconds, objective, proven = 0.0, 0.0, True
     home_tables: list[str] = []
+    home_inputs: dict[str, tuple[str, ...]] = {}
     for index, (layer, weight) in enumerate(zip(layers, weights)):
         if allocator is None and strategy != "min" and whole_layer_memory(layer) <= layer.budget:
             # One tile fits: it is the fewest tiles, the unique optimum of the model below, found without a solve.
@@ -252,6 +287,16 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
             seconds += solver.wall_time
             if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 home_tables.append(layer.name)
+        candidates = in_place_candidates(layer)
+        for count in range(1, len(candidates) + 1):  # the fewest, largest constants that make the layer fit
+            if status != cp_model.INFEASIBLE:
+                break
+            status, solver, variables, placement = _solve_layer(inputs_at_home(layer, candidates[:count]), index,
+                                                                weight, strategy, seed, time_limit, allocator)
+            seconds += solver.wall_time
+            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                home_tables.append(layer.name)
+                home_inputs[layer.name] = tuple(candidates[:count])
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             # INFEASIBLE is a proof; UNKNOWN means the limit came first, which callers must not report as infeasible.
             return CpResult(None, solver.status_name(status), seconds)
@@ -260,7 +305,8 @@ def solve_tiling(layers: list[LayerModel], strategy: str = "max", seed: int = 0,
         tiles[layer.name] = {axis: int(solver.value(var)) for axis, var in sorted(variables.tiles.items())}
         if placement is not None:
             orders[layer.name] = placement.order(solver)
-    return CpResult(tiles, "OPTIMAL" if proven else "FEASIBLE", seconds, objective, orders, tuple(home_tables))
+    return CpResult(tiles, "OPTIMAL" if proven else "FEASIBLE", seconds, objective, orders, tuple(home_tables),
+                    home_inputs)
 
 
 def _solve_layer(layer: LayerModel, index: int, weight: int, strategy: str, seed: int, time_limit: float,

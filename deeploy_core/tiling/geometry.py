@@ -79,6 +79,12 @@ class TileConstraint:
         """Axes of output 0 that may be cut."""
         return ()
 
+    def whole_axis_reason(self, node: gs.Node, ctxt: NetworkContext, axis: int) -> str:
+        """Why output axis ``axis`` (not in :meth:`tiled_axes`) stays whole: the report and the diagnosis say it."""
+        if type(self) is TileConstraint:
+            return "no tile constraint describes the op, so it runs as one tile holding its whole tensors"
+        return f"the kernel's tile constraint ({type(self).__name__}) keeps it whole"
+
     def input_boxes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> list[Box | None]:
         """The box each input reads for output box ``out`` (None for absent inputs)."""
         return [full_box(ctxt[t.name].shape) if t.name else None for t in node.inputs]
@@ -244,6 +250,9 @@ class SlidingWindow(TileConstraint):
         channel = (1,) if groups == 1 or self._channels_follow(node, ctxt) else ()
         return (0, *channel, *range(2, rank))
 
+    def whole_axis_reason(self, node: gs.Node, ctxt: NetworkContext, axis: int) -> str:
+        return "a grouped convolution's output channels are kept whole: each group reads its own input channels"
+
     def _geometry(self, node: gs.Node, ctxt: NetworkContext) -> _Window:
         x = ctxt[node.inputs[self.data_index].name].shape
         return _window(node, x, self._out_shape(node, ctxt), self._kernel(node, ctxt))
@@ -379,6 +388,11 @@ class MatrixProduct(TileConstraint):
             return tuple(a for a in range(rank) if a not in (1, rank - 1))
         return tuple(range(rank))
 
+    def whole_axis_reason(self, node: gs.Node, ctxt: NetworkContext, axis: int) -> str:
+        if self._has_vector_operand(node, ctxt):
+            return "a product with a vector operand (rank 1) runs as one tile"
+        return "the per-channel parameters of a batched product follow axis 1 or the columns, so both stay whole"
+
     def _trans(self, node: gs.Node) -> tuple[bool, bool]:
         if not self.gemm:
             return False, False
@@ -483,6 +497,11 @@ class AlongAxes(TileConstraint):
     def tiled_axes(self, node: gs.Node, ctxt: NetworkContext) -> tuple[int, ...]:
         return tuple(axis for axis in self._mapping(node, ctxt) if axis is not None)
 
+    def whole_axis_reason(self, node: gs.Node, ctxt: NetworkContext, axis: int) -> str:
+        what = {"softmax": "the softmax normalises", "layernorm": "the normalisation reduces",
+                "reduce": "the reduction reduces"}.get(self.kind, "the kernel reduces")
+        return f"{what} along it: every tile needs the whole axis"
+
     def input_boxes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> list[Box | None]:
         shape = ctxt[node.inputs[0].name].shape
         first = tuple((0, shape[i]) if o is None else out[o] for i, o in enumerate(self._mapping(node, ctxt)))
@@ -543,6 +562,9 @@ class Concatenation(TileConstraint):
     def tiled_axes(self, node: gs.Node, ctxt: NetworkContext) -> tuple[int, ...]:
         axis = self._axis(node, ctxt)
         return tuple(a for a in range(len(self._out_shape(node, ctxt))) if a != axis)
+
+    def whole_axis_reason(self, node: gs.Node, ctxt: NetworkContext, axis: int) -> str:
+        return "the concatenation axis: each tile reads its inputs whole along it"
 
     def input_boxes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> list[Box | None]:
         axis = self._axis(node, ctxt)

@@ -8,7 +8,8 @@ and the hierarchy has a level beyond it that the platform can address
 there until the rest fits, by a deterministic policy:
 
 1. constants first, largest first (ties by name): they are alive the whole
-   run, so each one frees its bytes at every step;
+   run, so each one frees its bytes at every step; except the constants a
+   kernel reads in place (:mod:`deeploy_core.tiling.home_inputs`), which stay;
 2. then activations (graph inputs and outputs included), each time the largest
    one alive at the step where the home arena is fullest (ties by name;
    none there: the largest left);
@@ -147,15 +148,20 @@ class OuterLevelPlanner:
         self.alignment, self.constant_alignment, self.tables, self.solve = alignment, constant_alignment, tables, solve
         self.lifetimes = dict(lifetimes)
         self.sizes = {name: align_up(max(ctxt[name].size_bytes, 1), alignment) for name in self.lifetimes}
+        pinned = {ctxt.storage_of(tiled.layer.node.inputs[index].name).name for tiled in tiled_layers
+                  for index in layouts[tiled.layer.c_name].home_inputs}  # kernels read them in place, from home
         self.constants = sorted((b for b in ctxt.of_kind(BufferKind.CONSTANT) if b.memory_level == home),
                                 key=lambda b: (-b.size_bytes, b.name))
+        self.movable = [b for b in self.constants if b.name not in pinned]
+        self.pinned_bytes = sum(b.size_bytes for b in self.constants if b.name in pinned)
         self.uses: list[_Use] = []
         for tiled in tiled_layers:
             node, key = tiled.layer.node, tiled.layer.c_name
             streamed, layout = 1 if key in fused else slots, layouts[key]
             step, end = fused.get(key, (tiled.layer.index, tiled.layer.index + 1))
             for index, tensor in enumerate(node.inputs):
-                if tensor.name and tiled.input_tile_bytes(index, ctxt) > 0 and index not in layout.local_inputs:
+                if (tensor.name and tiled.input_tile_bytes(index, ctxt) > 0
+                        and index not in layout.local_inputs | layout.home_inputs):
                     self.uses.append(_Use(key, step, end, index, True, ctxt.storage_of(tensor.name).name,
                                           align_up(tiled.input_tile_bytes(index, ctxt), alignment),
                                           1 if index in layout.resident else streamed))
@@ -195,7 +201,7 @@ class OuterLevelPlanner:
         need = self.need(set())
         if need.bytes <= self.capacity:
             return None
-        for constant in self.constants:
+        for constant in self.movable:
             moved.append(constant.name)
             need = self.need(set(moved))
             if need.bytes <= self.capacity:
@@ -204,7 +210,8 @@ class OuterLevelPlanner:
             candidate = self._next_activation(need, set(moved))
             if candidate is None:
                 raise OuterLevelTooSmall(self.home, need.bytes, self.capacity, self.tables,
-                                         max((block.size for block in self.staging_blocks(set(moved))), default=0))
+                                         max((block.size for block in self.staging_blocks(set(moved))), default=0),
+                                         pinned=self.pinned_bytes)
             moved.append(candidate)
             need = self.need(set(moved))
         for name in reversed(list(moved)):
@@ -231,11 +238,14 @@ class OuterLevelPlanner:
 class OuterLevelTooSmall(DeeployError):
     """Even with every tensor beyond home, the home level cannot hold the staging buffers and tables."""
 
-    def __init__(self, home: str, needed: int, capacity: int, tables: int, largest: int, outer: str = "") -> None:
+    def __init__(self, home: str, needed: int, capacity: int, tables: int, largest: int, outer: str = "",
+                 pinned: int = 0) -> None:
         beyond = outer or "the level beyond it"
-        super().__init__(f"{home} needs at least {needed} bytes (staging buffers, tables {tables}; the largest staging "
-                         f"block {largest}) but has {capacity}, even with every tensor in {beyond}")
-        self.level, self.needed_bytes, self.largest = home, needed, largest
+        in_place = f", constants kernels read in place {pinned}" if pinned else ""
+        every = "every other tensor" if pinned else "every tensor"
+        super().__init__(f"{home} needs at least {needed} bytes (staging buffers, tables {tables}{in_place}; the "
+                         f"largest staging block {largest}) but has {capacity}, even with {every} in {beyond}")
+        self.level, self.needed_bytes, self.largest, self.pinned = home, needed, largest, pinned
 
 
 def plan_outer_level(planner: OuterLevelPlanner, moved: list[str], need: _Need, level: str, capacity: int | None,
@@ -346,7 +356,8 @@ def place_outer_level(compilation: Compilation, state: TilingState, hierarchy: M
     try:
         choice = planner.choose()
     except OuterLevelTooSmall as error:
-        raise OuterLevelTooSmall(home, error.needed_bytes, capacity, planner.tables, error.largest, outer) from None
+        raise OuterLevelTooSmall(home, error.needed_bytes, capacity, planner.tables, error.largest, outer,
+                                 error.pinned) from None
     if choice is None:
         return None
     moved, need = choice

@@ -33,6 +33,9 @@ class RequantisedGemmProduct(TileConstraint):
     def tiled_axes(self, node: gs.Node, ctxt: NetworkContext) -> tuple[int, ...]:
         return self._product(node).tiled_axes(node, ctxt)
 
+    def whole_axis_reason(self, node: gs.Node, ctxt: NetworkContext, axis: int) -> str:
+        return self._product(node).whole_axis_reason(node, ctxt, axis)
+
     def input_boxes(self, node: gs.Node, ctxt: NetworkContext, out: Box) -> list[Box | None]:
         return self._product(node).input_boxes(node, ctxt, out)
 

@@ -51,6 +51,9 @@ class TilingSolution:
     home_tables: tuple[str, ...] = ()
     """Layers (tiled alone) whose table is read in place from the home level rather than copied into the
     compute level: their tiles fit only without it (:mod:`deeploy_core.tiling.cp_model`)."""
+    home_inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Layers (tiled alone, never fused) that also read some whole constant inputs in place from the home level,
+    with those inputs' tensor names: the layer does not fit the compute level with them."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -61,6 +64,8 @@ class TilingSolution:
         }
         if self.home_tables:
             data["home_tables"] = sorted(self.home_tables)
+        if self.home_inputs:
+            data["home_inputs"] = {name: list(tensors) for name, tensors in sorted(self.home_inputs.items())}
         if self.patterns:
             data["patterns"] = [{"layers": list(p.layers), "tile": {str(a): s for a, s in sorted(p.tile.items())}}
                                 for p in self.patterns]
@@ -77,7 +82,9 @@ class TilingSolution:
                                            {int(axis): int(size) for axis, size in p["tile"].items()})
                              for p in data.get("patterns", ()))
             home_tables = tuple(sorted(str(name) for name in data.get("home_tables", ())))
+            home_inputs = {str(name): tuple(str(tensor) for tensor in tensors)
+                           for name, tensors in dict(data.get("home_inputs", {})).items()}
             return cls(layers, str(data.get("strategy", "max")), str(data.get("buffering", "single")),
-                       patterns=patterns, home_tables=home_tables)
+                       patterns=patterns, home_tables=home_tables, home_inputs=home_inputs)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise DeeployError(f"tiling solution is malformed ({type(error).__name__}: {error})") from None

@@ -64,14 +64,14 @@ def emit_staged_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayo
         column = 1 + index if is_input else 1 + n_in + index
         return f"((uint8_t *){tensor.c_name} + (int64_t)row[{column}] * {tensor.dtype.size})"
 
-    streamed = [i for i in range(n_in) if node.inputs[i].name and i not in layout.resident]
+    streamed = [i for i in range(n_in) if node.inputs[i].name and i not in layout.resident | layout.home_inputs]
     cases: dict[str, list[str]] = {"fetch_outer": [], "fetch": [], "fetch_resident": [], "store": []}
     compute_cases = []
     for number, variant in enumerate(tiled.variants):
         lines: dict[str, list[str]] = {name: [] for name in cases}
         for i in range(n_in):
             shape = variant.input_shapes[i]
-            if not node.inputs[i].name or shape is None:
+            if not node.inputs[i].name or shape is None or i in layout.home_inputs:
                 continue
             _check_rank(tiled, shape)
             tensor = ctxt[node.inputs[i].name]
@@ -154,8 +154,11 @@ def _compute(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, varia
     for i, tensor in enumerate(node.inputs):
         if not tensor.name:
             continue
-        offset, stride = layout.inputs[i]
         c_type = ctxt[tensor.name].dtype.c_type
+        if i in layout.home_inputs:  # read in place from the home level (pinned there: never staged)
+            pointers.append(f"{c_type} *{tile_input_name(i)} = (({c_type} *){ctxt[tensor.name].c_name});")
+            continue
+        offset, stride = layout.inputs[i]
         pointers.append(f"{c_type} *{tile_input_name(i)} = "
                         f"{l1(offset, stride, '0' if i in layout.resident else 'slot', c_type)};")
     for i, tensor in enumerate([t for t in node.outputs if t.name]):

@@ -35,6 +35,8 @@ class UnitBlocks:
     residents: list[set[int]] = field(default_factory=list)
     locals_in: list[set[int]] = field(default_factory=list)
     locals_out: list[set[int]] = field(default_factory=list)
+    home_inputs: list[set[int]] = field(default_factory=list)
+    """Per layer of the unit, the inputs it reads in place from the home level (no block)."""
 
 
 def tiling_units(tiled_layers: Sequence[TiledLayer], patterns: Sequence[FusedPattern]
@@ -53,10 +55,11 @@ def tiling_units(tiled_layers: Sequence[TiledLayer], patterns: Sequence[FusedPat
 
 def unit_blocks(members: Sequence[TiledLayer], pattern: FusedPattern | None, ctxt: NetworkContext, alignment: int,
                 slots: int, splits: dict[str, LayerSplit], scratch_copies: int,
-                home_tables: set[str] | None = None) -> UnitBlocks:
+                home_tables: set[str] | None = None, home_inputs: dict[str, set[int]] | None = None) -> UnitBlocks:
     """The blocks of one unit; a unit of one layer keeps the plain block names as allocation ids.
 
-    A layer in ``home_tables`` has no table block: its table is read in place from the home level.
+    A layer in ``home_tables`` has no table block: its table is read in place from the home level; nor do the
+    inputs ``home_inputs`` lists for it (by C name), which it reads in place too.
     """
     unit = UnitBlocks()
     single = len(members) == 1
@@ -64,7 +67,8 @@ def unit_blocks(members: Sequence[TiledLayer], pattern: FusedPattern | None, ctx
         node = tiled.layer.node
         local_in = pattern.local_inputs(position) if pattern is not None else set()
         local_out = pattern.local_outputs(position) if pattern is not None else set()
-        resident = resident_inputs(tiled) - local_in
+        in_place = (home_inputs or {}).get(tiled.layer.c_name, set())
+        resident = resident_inputs(tiled) - local_in - in_place
         ids: dict[str, str] = {}
 
         def add(name: str, size: int) -> None:
@@ -76,7 +80,7 @@ def unit_blocks(members: Sequence[TiledLayer], pattern: FusedPattern | None, ctx
         if tiled.layer.c_name not in (home_tables or set()):
             add("table", 4 * table_columns(tiled) * len(tiled.tiles))
         for index, tensor in enumerate(node.inputs):
-            if not tensor.name:
+            if not tensor.name or index in in_place:
                 continue
             if index in local_in:  # read in place from the producer's output block
                 ids[f"in{index}"] = unit.ids[position - 1]["out0"]
@@ -99,6 +103,7 @@ def unit_blocks(members: Sequence[TiledLayer], pattern: FusedPattern | None, ctx
         unit.residents.append(resident)
         unit.locals_in.append(local_in)
         unit.locals_out.append(local_out)
+        unit.home_inputs.append(in_place)
     return unit
 
 
@@ -114,9 +119,10 @@ def unit_layouts(members: Sequence[TiledLayer], unit: UnitBlocks, offsets: dict[
         layout = LayerLayout(offsets[ids["table"]] if "table" in ids else None, 4 * table_columns(tiled) * len(tiled.tiles), slots=slots,
                              resident=unit.residents[position], scratch_strides=unit.strides[position],
                              scratch_bytes=sum(unit.requested[block] for block in scratch_ids.values()),
-                             local_inputs=unit.locals_in[position], local_outputs=unit.locals_out[position])
+                             local_inputs=unit.locals_in[position], local_outputs=unit.locals_out[position],
+                             home_inputs=unit.home_inputs[position])
         for index, tensor in enumerate(node.inputs):
-            if tensor.name:
+            if tensor.name and index not in layout.home_inputs:
                 layout.inputs[index] = (offsets[ids[f"in{index}"]],
                                         align_up(max(tiled.input_tile_bytes(index, ctxt), 1), alignment))
         for index, _ in enumerate([t for t in node.outputs if t.name]):

@@ -46,9 +46,10 @@ from deeploy_core.platform import Platform
 from deeploy_core.tiling.codegen import LayerLayout, bytes_moved
 from deeploy_core.tiling.constraints import tile_constraint_of
 from deeploy_core.tiling.alignment import tile_alignment
-from deeploy_core.tiling.cp_model import (EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory, solve_tiling,
-                                         table_at_home)
+from deeploy_core.tiling.cp_model import (EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory,
+                                         most_relaxed, solve_tiling)
 from deeploy_core.tiling.geometry import Extent, TileConstraint
+from deeploy_core.tiling.home_inputs import readable_in_place
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer
 from deeploy_core.tiling.fusion.boxes import pattern_entry
@@ -359,7 +360,8 @@ class TilerDeployerWrapper(DeployerWrapper):
             node = layer.node
             first = first_output(node)
             out_shape = self.ctxt[first.name].shape
-            tiled_axes = constraint.tiled_axes(node, self.ctxt) if len([t for t in node.outputs if t.name]) == 1 else ()
+            tiled_axes = self._tiled_axes(layer, constraint)
+            in_place = self.readable_inputs(layer)
             tensors = []
             for index, extents in enumerate(constraint.input_extents(node, self.ctxt)):
                 if extents is None:
@@ -367,7 +369,7 @@ class TilerDeployerWrapper(DeployerWrapper):
                 tensor = node.inputs[index]
                 fixed = all(e.axis is None or e.axis not in tiled_axes for e in extents)
                 tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, 1 if fixed else slots,
-                                          block=f"in{index}"))
+                                          block=f"in{index}", readable_in_place=index in in_place))
             for out_index, tensor in enumerate([t for t in node.outputs if t.name]):
                 shape = self.ctxt[tensor.name].shape
                 extents = tuple(Extent(dim, axis if axis in tiled_axes else None) for axis, dim in enumerate(shape)) \
@@ -379,6 +381,48 @@ class TilerDeployerWrapper(DeployerWrapper):
             models.append(LayerModel(layer.c_name, out_shape, tuple(tiled_axes), tensors, columns, alignment,
                                      capacity, extra_bytes=extra, table_budget=home_size))
         return models
+
+    def _tiled_axes(self, layer: Layer, constraint: TileConstraint) -> tuple[int, ...]:
+        """The output axes the tiler may cut (none for a layer with several outputs: it runs as one tile)."""
+        node = layer.node
+        return tuple(constraint.tiled_axes(node, self.ctxt)) if len([t for t in node.outputs if t.name]) == 1 else ()
+
+    def whole_axes(self, layer: Layer) -> dict[int, str]:
+        """The output axes longer than 1 the tiler may not cut for ``layer``, each with the reason."""
+        constraint, node = self.constraint_of(layer), layer.node
+        out_shape = self.ctxt[first_output(node).name].shape
+        tiled, allowed = self._tiled_axes(layer, constraint), constraint.tiled_axes(node, self.ctxt)
+        return {axis: (constraint.whole_axis_reason(node, self.ctxt, axis) if axis not in allowed
+                       else "the layer has several outputs, which the tiler computes in one tile")
+                for axis, dim in enumerate(out_shape) if dim > 1 and axis not in tiled}
+
+    def readable_inputs(self, layer: Layer) -> set[int]:
+        """Inputs of ``layer`` it may read in place from the home level if nothing else fits
+        (:mod:`deeploy_core.tiling.home_inputs`)."""
+        constraint, node = self.constraint_of(layer), layer.node
+        out_shape = tuple(self.ctxt[first_output(node).name].shape)
+        tiled_axes = self._tiled_axes(layer, constraint)
+        return {index for index, extents in enumerate(constraint.input_extents(node, self.ctxt))
+                if extents is not None and node.inputs[index].name
+                and readable_in_place(node.inputs[index].name, extents, self.ctxt, out_shape, tiled_axes)}
+
+    def home_inputs(self) -> dict[str, set[int]]:
+        """Per layer the solution lets read constants in place (by C name), the indices of those inputs.
+
+        A name the layer may not read in place (a hand-edited ``--tiling-from`` file) is an error, not a guess.
+        """
+        chosen = self.compilation.results[TilingSolution].home_inputs
+        result: dict[str, set[int]] = {}
+        for layer in self.tiled_candidates():
+            if layer.c_name not in chosen:
+                continue
+            allowed = {layer.node.inputs[index].name: index for index in self.readable_inputs(layer)}
+            wrong = sorted(set(chosen[layer.c_name]) - set(allowed))
+            if wrong:
+                raise DeeployError(f"the tiling solution reads {wrong[0]!r} in place for layer {layer.name!r} "
+                                   f"({layer.op_type}), which only a constant every tile reads whole may be")
+            result[layer.c_name] = {allowed[name] for name in chosen[layer.c_name]}
+        return result
 
     def _scratch_terms(self, layer: Layer, constraint: TileConstraint, tiled_axes: tuple[int, ...],
                        tensors: list[TensorTerm]) -> int:
@@ -416,18 +460,18 @@ class TilerDeployerWrapper(DeployerWrapper):
             fused = time.perf_counter()
             self.progress.task("tiling: choosing fused patterns")
             patterns = tuple(PatternTiling(pattern.names, tile)
-                             for pattern, tile in self._planner(models).plan(result.tiles))
+                             for pattern, tile in self._planner(models, tuple(result.home_inputs)).plan(result.tiles))
             state.times.solve += time.perf_counter() - fused
         return TilingSolution(layers, self.strategy, self.buffering,
                               info={"status": result.status, "objective": result.objective}, patterns=patterns,
-                              home_tables=result.home_tables)
+                              home_tables=result.home_tables, home_inputs=result.home_inputs)
 
-    def _planner(self, models: list[LayerModel]) -> FusionPlanner:
+    def _planner(self, models: list[LayerModel], unfusable: tuple[str, ...] = ()) -> FusionPlanner:
         layers = self.tiled_candidates()
         return FusionPlanner(self.ctxt, layers, {model.name: model for model in models},
                              {layer.c_name: self.constraint_of(layer) for layer in layers},
                              {t.name for t in self.compilation.graph.outputs}, BUFFERING_SLOTS[self.buffering],
-                             self.seed, self.time_limit, self.compilation.layers)
+                             self.seed, self.time_limit, self.compilation.layers, frozenset(unfusable))
 
     def _replan_arena(self) -> None:
         """Plan the home arena again for the fused patterns' lifetimes (:mod:`deeploy_core.tiling.fusion.lifetimes`)."""
@@ -453,7 +497,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         labels = {layer.c_name: self._layer_label(layer) for layer in self.compilation.layers}
         for number, model in enumerate(models, 1):
             self.progress.step(number, len(models), f"diagnosing: {labels.get(model.name, model.name)}")
-            need = minimum_memory(table_at_home(model), self.time_limit)
+            need = minimum_memory(most_relaxed(model), self.time_limit)
             if worst is None or need.at_least > worst[0].at_least:
                 worst = (need, model)
         assert worst is not None
@@ -466,16 +510,21 @@ class TilerDeployerWrapper(DeployerWrapper):
                 f"{self.compilation.allocator_name!r} placing the tiles, although each layer's tiles fit by size (the largest "
                 f"need, layer {name!r} ({layer.op_type}), is {need.at_least} bytes); try another allocator",
                 self.compute_level, None)
-        largest = max(model.tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
+        largest = max(most_relaxed(model).tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
         unproven = "" if need.proven else " (a proven lower bound: the search for the exact minimum hit its limit)"
+        whole = self.whole_axes(layer)
+        reasons = sorted(set(whole.values()))
+        axes = ", ".join(str(a) for a in sorted(whole))
+        kept = "" if len(reasons) != 1 else (f"; output axis {axes} stays whole: {reasons[0]}" if len(whole) == 1
+                                             else f"; output axes {axes} stay whole: {reasons[0]}")
         return TilingInfeasibleError(
             f"{self.compute_level} needs at least {need.at_least} bytes for layer {name!r} ({layer.op_type}) but has "
             f"{self._capacity()}: even its smallest tiles do not fit (the part of tensor {largest.name!r} that every "
-            f"tile needs is the largest){unproven}", self.compute_level, need.at_least)
+            f"tile needs is the largest{kept}){unproven}", self.compute_level, need.at_least)
 
     def minimum_level_size(self) -> int:
         """The smallest compute-level size this tiler can tile the network into (a proven lower bound)."""
-        return max((minimum_memory(table_at_home(model), self.time_limit).at_least for model in self.layer_models()),
+        return max((minimum_memory(most_relaxed(model), self.time_limit).at_least for model in self.layer_models()),
                    default=0)
 
     def computeTilingSchedule(self, solution: TilingSolution) -> list[TiledLayer]:
@@ -521,12 +570,13 @@ class TilerDeployerWrapper(DeployerWrapper):
         layouts: dict[str, LayerLayout] = {}
         level_blocks: list[MapBlock] = []
         units = tiling_units(tiled_layers, self.state.patterns)
+        home_inputs = self.home_inputs()
         for number, (members, pattern) in enumerate(units, 1):
             first, last = members[0].layer, members[-1].layer
             self.progress.step(number, len(units), f"tiling: placing {self._layer_label(last)}")
             home_tables = set(self.compilation.results[TilingSolution].home_tables) if pattern is None else set()
             unit = unit_blocks(members, pattern, self.ctxt, alignment, slots, self.state.splits, self.scratch_copies,
-                               home_tables)
+                               home_tables, home_inputs if pattern is None else {})
             offsets = self._place_unit(members, unit, memoryMap)
             for tiled, layout in zip(members, unit_layouts(members, unit, offsets, self.ctxt, alignment, slots)):
                 layouts[tiled.layer.c_name] = layout
@@ -624,13 +674,16 @@ class TilerDeployerWrapper(DeployerWrapper):
         layers = []
         for tiled in state.tiled_layers:
             layout = state.layouts[tiled.layer.c_name]
-            fetched, stored = bytes_moved(tiled, self.compilation.ctxt, layout.local_inputs, layout.local_outputs)
+            fetched, stored = bytes_moved(tiled, self.compilation.ctxt, layout.local_inputs | layout.home_inputs,
+                                          layout.local_outputs)
             layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
                            "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
                            "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
                            "table_bytes": layout.table_bytes, "scratch_bytes": layout.scratch_bytes,
                            "table_level": self.compute_level if layout.table_offset is not None
                            else self.memory_hierarchy.default_level,
+                           "read_in_place": [tiled.layer.node.inputs[index].name for index in sorted(layout.home_inputs)],
+                           "whole_axes": {str(axis): why for axis, why in sorted(self.whole_axes(tiled.layer).items())},
                            "buffering": self.buffering,
                            "buffers": buffer_entry(layout), **self._cluster_entry(tiled)})
         return {

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from deeploy_core.tiling.cp_model import LayerModel, TensorTerm, minimum_memory, solve_tiling, table_at_home, tile_options
+from deeploy_core.tiling.cp_model import (LayerModel, TensorTerm, minimum_memory, most_relaxed, solve_tiling, table_at_home,
+                                         tile_options)
 from deeploy_core.tiling.geometry import Extent
 
 
@@ -110,6 +111,31 @@ def test_a_layer_that_fits_only_without_its_table_in_the_level_reads_it_from_hom
     assert memory_of(between.tiles["conv"], table_at_home(conv_like(0))) <= with_table - 1
     assert solve_tiling([conv_like(with_table)]).home_tables == ()
     assert solve_tiling([conv_like(without - 1)]).tiles is None
+
+
+def recurrence_like(budget: int) -> LayerModel:
+    """An untiled LSTM-like layer: x and y small, weights w (big) and r (bigger) read whole by its one tile."""
+    return LayerModel(
+        "lstm", (16, 1, 1, 8), (),
+        [TensorTerm("x", (Extent(16), Extent(1), Extent(4)), 4, 1, readable_in_place=False),
+         TensorTerm("w", (Extent(1), Extent(32), Extent(4)), 4, 1, readable_in_place=True),
+         TensorTerm("r", (Extent(1), Extent(32), Extent(8)), 4, 1, readable_in_place=True),
+         TensorTerm("y", (Extent(16), Extent(1), Extent(1), Extent(8)), 4, 1)],
+        table_columns=5, alignment=4, budget=budget)
+
+
+def test_whole_constants_are_read_in_place_only_when_nothing_else_fits_and_the_largest_first() -> None:
+    """x 256 B, w 512 B, r 1024 B, y 512 B: the fallback leaves the fewest, largest constants at home."""
+    everything = solve_tiling([recurrence_like(2304 + 20)])
+    assert everything.tiles is not None and everything.home_inputs == {} and everything.home_tables == ()
+    without_r = solve_tiling([recurrence_like(1280)])
+    assert without_r.tiles is not None and without_r.home_inputs == {"lstm": ("r",)}
+    assert without_r.home_tables == ("lstm",)
+    without_both = solve_tiling([recurrence_like(768)])
+    assert without_both.home_inputs == {"lstm": ("r", "w")}
+    # x and y are no constants: below their 768 bytes nothing helps, and the diagnosis bounds the need by them
+    assert solve_tiling([recurrence_like(767)]).tiles is None
+    assert minimum_memory(most_relaxed(recurrence_like(0))).at_least == 768
 
 
 def test_word_aligned_buffers_of_word_sized_elements_need_no_slack() -> None:

@@ -48,6 +48,8 @@ class FusionPlanner:
     time_limit: float = 10.0
     every_layer: Sequence[Layer] = ()
     """All layers of the network, views included (default: ``layers``): a view reading a tensor is a reader too."""
+    unfusable: frozenset[str] = frozenset()
+    """Layers (C names) that read constants in place from the home level: their loop is the layer's own."""
     _readers: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
@@ -83,7 +85,7 @@ class FusionPlanner:
         output must be read by the consumer alone, once, and not be a network
         output: only then can it live in the compute level and nowhere else.
         """
-        if consumer.index != producer.index + 1:
+        if consumer.index != producer.index + 1 or {producer.c_name, consumer.c_name} & self.unfusable:
             return None
         outputs = [t for t in producer.node.outputs if t.name]
         if len(outputs) != 1 or len([t for t in consumer.node.outputs if t.name]) != 1:

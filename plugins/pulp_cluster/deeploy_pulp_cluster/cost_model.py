@@ -137,8 +137,9 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
     for number, tile in enumerate(tiled.tiles):
         fetch = store = outer_fetch = outer_store = 0.0
         for index, box in enumerate(tile.inputs):
-            if not node.inputs[index].name or (index in layout.resident and number > 0) or index in layout.local_inputs:
-                continue  # a fused pattern's intermediate tile is already in L1: nothing moves
+            if (not node.inputs[index].name or (index in layout.resident and number > 0)
+                    or index in layout.local_inputs | layout.home_inputs):
+                continue  # a fused pattern's intermediate tile is already in L1, a constant read in place never moves
             size, count = moved(index, box, True)
             if index in staged_in:  # L3 -> L2 staging as the box needs, then one dense L2 -> L1 transfer
                 outer_in, outer_transfers_in = outer_in + size, outer_transfers_in + count
