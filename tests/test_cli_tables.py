@@ -221,3 +221,22 @@ def test_requantisation_text_reads_every_arithmetic_of_the_fused_quantised_kerne
     float_bias_conv = {"arithmetic": "float32", "bias": "float32", "accumulator_scale": [1e-4, 2e-4],
                        "output_scale": 0.02, "zero_point": -3, "range": [-3, 127]}
     assert requantisation_text(float_bias_conv) == "float32 float-bias s=0.02 z=-3 [-3, 127]"
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_validate_prints_every_number_whole(way: str, tiny_cnn: Path) -> None:
+    """Issue 33 point 1: at 80 columns rich cut the comparison's cells (``5.96e-…``, ``probab…``); now plain."""
+    finished = run_text(way, "validate", str(tiny_cnn), "--quiet")
+    output = finished.stdout
+    no_box_drawing(output)
+    assert "\u2026" not in output, output
+    lines = output.splitlines()
+    header = next(number for number, line in enumerate(lines) if line.startswith("output  "))
+    table = plain_table(lines, header, 1)
+    assert table[0] == ["output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches",
+                        "rule", "status"]
+    row = dict(zip(table[0], table[1]))
+    for column in ("max |ref|", "max abs error", "cosine"):
+        float(row[column])  # a whole number: a cut one does not parse
+    assert re.fullmatch(r"\d+/\d+", row["mismatches"]) and row["status"] == "ok"
+    assert row["rule"].startswith("rel <= ") and row["rule"].endswith("cosine >= 0.9999"), row["rule"]

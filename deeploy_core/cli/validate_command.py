@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from deeploy_core.api import validate_model
 from deeploy_core.cli.extension_options_help import CompilingCommand
@@ -14,9 +13,13 @@ from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
-from deeploy_core.cli.terminal_text import terminal_text
+from deeploy_core.cli.table_output import TextTable, print_table
 from deeploy_core.errors import printable_line
 from deeploy_core.validate.reference_kind import describe_reference
+
+VALIDATION_COLUMNS = ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches",
+                      "rule", "status")
+"""The comparison table; drawn by rich only where every cell fits on one line, else plain (never a cut number)."""
 
 
 @click.command("validate", cls=CompilingCommand)
@@ -78,23 +81,22 @@ def validate_command(
     finally:
         for line in notices:  # after the spinner, and before an error line if validation fails
             click.echo(printable_line(line), err=True)
-    table = Table(title=terminal_text(
-        f"{model.name} on {options.platform} (reference: {describe_reference(reference, outputs_npz)})"))
-    for column in ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches", "rule",
-                   "status"):
-        table.add_column(column)
+    table = TextTable(VALIDATION_COLUMNS, title=f"{model.name} on {options.platform} "
+                                                 f"(reference: {describe_reference(reference, outputs_npz)})",
+                      numeric=frozenset(VALIDATION_COLUMNS[1:7]))
     for comparison in result.comparisons:
         colour = "red" if not comparison.ok else "yellow" if comparison.warning else "green"
         lsb, relative = comparison.max_lsb_error, comparison.max_relative_error
-        table.add_row(terminal_text(comparison.name), f"{comparison.scale:.3g}", f"{comparison.max_abs_error:.3g}",
+        table.add_row(comparison.name, f"{comparison.scale:.3g}", f"{comparison.max_abs_error:.3g}",
                       "-" if relative is None else f"{relative:.3g}", "-" if lsb is None else f"{lsb:.3g}",
                       f"{comparison.cosine:.6f}", f"{comparison.mismatches}/{comparison.size}",
-                      comparison.rule.describe(), f"[{colour}]{comparison.status}{' (see warning)' if comparison.warning else ''}[/]")
+                      comparison.rule.describe(), f"{comparison.status}{' (see warning)' if comparison.warning else ''}",
+                      style={"status": colour})
     for line in result.warnings:  # the table's "ok" alone would read as a success
         click.echo(printable_line(f"warning: {line}"), err=True)
     console = Console(soft_wrap=True)
-    console.print(table)
-    console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)")
+    print_table(console, table)
+    console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)", highlight=False)
     # Building starts by writing the files (timed as ``write``): not counted twice.
     build_and_run -= generated.timings.get("stages", {}).get("write", 0.0)
     print_timings(generated.timings, quiet, {"build and run": build_and_run})

@@ -139,7 +139,7 @@ class DocShell:
 
     def _exec(self, argv: list[str], command: DocCommand) -> subprocess.CompletedProcess[str]:
         env = {key: value for key, value in os.environ.items() if key != "DEEPLOY_CORE_PLUGINS"}
-        env.update({"COLUMNS": "200", **command.env})
+        env.update({"COLUMNS": "80", **command.env})  # what a reader's terminal (and a CI log) has
         return subprocess.run(argv, cwd=self.folder, env=env, capture_output=True, text=True,
                               timeout=TIMEOUT_SECONDS)
 
