@@ -34,13 +34,42 @@ def reference_session(model: Path | bytes) -> ort.InferenceSession:
                                 providers=["CPUExecutionProvider"])
 
 
+ORT_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "com.microsoft"})
+"""Operator domains ONNX Runtime's CPU provider has kernels for (QONNX's are lowered before it runs)."""
+GOLDEN_HINT = "give the expected outputs with --outputs golden.npz"
+
+
+class ReferenceUnavailable(DeeployError):
+    """ONNX Runtime cannot run the network, so only expected outputs the user gives can judge it."""
+
+
 def run_reference(model_path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """The model's outputs for ``inputs`` as computed by ONNX Runtime on the CPU."""
+    """The model's outputs for ``inputs`` as computed by ONNX Runtime on the CPU.
+
+    A network ONNX Runtime cannot load (Deeploy's integer dialect: ``RequantShift``, ``iSoftmax``, … in the
+    default domain) raises :class:`ReferenceUnavailable` naming those ops instead of ONNX Runtime's dump.
+    """
     try:
         session = _fused_session(model_path) or reference_session(_standard_bytes(model_path) or model_path)
         return [np.asarray(value) for value in session.run(None, inputs)]
     except Exception as error:  # noqa: BLE001 - ORT raises its own exception types
-        raise DeeployError(f"ONNX Runtime cannot run the reference model: {str(error).splitlines()[0]}") from error
+        unknown = ops_onnx_runtime_lacks(onnx.load(str(model_path), load_external_data=False))
+        if unknown:
+            raise ReferenceUnavailable(
+                f"ONNX Runtime cannot run this network: it has no kernel for {', '.join(unknown)} "
+                f"(ops outside ONNX, such as Deeploy's integer dialect); {GOLDEN_HINT}") from None
+        raise ReferenceUnavailable(f"ONNX Runtime cannot run the reference model ({str(error).splitlines()[0]}); "
+                                   f"{GOLDEN_HINT}") from error
+
+
+def ops_onnx_runtime_lacks(model: onnx.ModelProto) -> list[str]:
+    """The model's op types (sorted, each once) that are no operator of a domain ONNX Runtime implements."""
+    unknown = set()
+    for node in model.graph.node:
+        domain = node.domain or ""
+        if domain not in ORT_DOMAINS or (domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type)):
+            unknown.add(node.op_type if domain in ("", "ai.onnx") else f"{domain}.{node.op_type}")
+    return sorted(unknown)
 
 
 def _standard_bytes(model_path: Path) -> bytes | None:
