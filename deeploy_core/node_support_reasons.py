@@ -41,6 +41,11 @@ class NodeVerdict:
         return {"supported": self.supported, "kind": self.kind, "reason": self.reason, "kernel": self.kernel}
 
 
+INPUT_TYPES_HINT = "; a float-declared integer network (Deeploy's dialect) needs its input types: --input-type"
+"""Ends the reason of a node whose integer kernel a float-declared graph input keeps from binding: the table of
+``supported-ops --model`` says it once for the network instead of once per node."""
+
+
 def where_supported(supporters: tuple[str, ...]) -> str:
     """``; supported on: pulp-cluster`` or ``; no installed platform or operator plugin supports it``."""
     if not supporters:
@@ -66,8 +71,7 @@ def failure_verdict(failure: UnsupportedNode, node: gs.Node, ctxt: NetworkContex
     if closest.parsed or closest.category == "dtype":
         kernels = sorted({mismatch.alternative for mismatch in failure.mismatches
                           if mismatch.parsed or mismatch.category == "dtype"})
-        hint = ("; a float-declared integer network (Deeploy's dialect) needs its input types: --input-type"
-                if closest.wants_integer else "")
+        hint = INPUT_TYPES_HINT if closest.wants_integer else ""
         return NodeVerdict("types", f"no kernel binds its types {node_types(node, ctxt)} ({closest.reason}); "
                                     f"kernels tried: {'; '.join(kernels)}{hint}")
     return NodeVerdict("parser", f"{closest.alternative or 'the parser'} refuses it: {closest.category} — "

@@ -742,6 +742,16 @@ def supported_ops_input_type(workspace: Workspace) -> None:
     assert list(node_kernels(as_int8, "generic-c").values())[0].startswith("Conv integer")
 
 
+def supported_ops_input_types_from(workspace: Workspace) -> None:
+    model = str(workspace.models["integer_conv"])
+    kernels_by_sample = [list(node_kernels(workspace.invoke("supported-ops", "--model", model, "--platform",
+                                                            "generic-c", "--input-types-from",
+                                                            str(workspace.file(sample)), "--json"),
+                                           "generic-c").values())[0]
+                         for sample in ("int8.npz", "float.npz")]
+    assert kernels_by_sample[0].startswith("Conv integer") and kernels_by_sample[1].startswith("Conv float32")
+
+
 def supported_ops_as_json(workspace: Workspace) -> None:
     text = workspace.invoke("supported-ops")
     rows = supported_ops_json(workspace.invoke("supported-ops", "--json"))
@@ -771,6 +781,7 @@ OWN_EFFECTS: dict[tuple[str, str], Effect] = {
     ("supported-ops", "--model"): Scenario(supported_ops_model),
     ("supported-ops", "--input-shape"): Scenario(supported_ops_input_shape),
     ("supported-ops", "--input-type"): Scenario(supported_ops_input_type),
+    ("supported-ops", "--input-types-from"): Scenario(supported_ops_input_types_from),
     ("supported-ops", "--json"): Scenario(supported_ops_as_json),
     ("compile", "--output"): Scenario(compile_output),
     ("compile", "--force"): Scenario(compile_force),

@@ -212,9 +212,36 @@ def test_input_shapes_and_types_apply_as_in_compile(tmp_path: Path) -> None:
     assert verdicts(typed)["add"]["generic-c"]["kernel"].startswith("Add integer")
 
 
+def integer_add(path: Path) -> Path:
+    """A float-declared integer network (Deeploy's dialect): Add then RequantShift, whose kernel is integer only."""
+    mul = numpy_helper.from_array(np.full((1, 4, 1), 3, np.float32), "mul")
+    add = numpy_helper.from_array(np.zeros((1, 4, 1), np.float32), "add")
+    return save(path, [helper.make_node("Add", ["x", "x"], ["s"], name="add"),
+                       helper.make_node("RequantShift", ["s", "mul", "add"], ["y"], name="rqs", div=4, n_levels=256,
+                                        signed=1)],
+                [value("x", TensorProto.FLOAT, [1, 4, 8])], [value("y", TensorProto.FLOAT, [1, 4, 8])], [mul, add])
+
+
+def test_an_integer_network_declared_float_gets_one_hint_and_takes_input_types_from_data(tmp_path: Path) -> None:
+    """Issue 33 point 3: the cause was repeated in every row's long cell; now one hint line, and the fix works."""
+    model = integer_add(tmp_path / "integer.onnx")
+    untyped = invoke(tmp_path, "--model", model)
+    assert untyped.exit_code == 2, untyped.describe()
+    assert "needs its input types" not in untyped.stdout, "the cause is said once, not in every cell"
+    assert untyped.stderr.splitlines() == [
+        "hint: 1 node(s) fail because a graph input is declared float in an integer network (Deeploy's dialect): "
+        "give its types with --input-types-from SAMPLE.npz or --input-type NAME=TYPE"], untyped.stderr
+    np.savez(tmp_path / "sample.npz", np.arange(32, dtype=np.float32).reshape(1, 4, 8) - 16)
+    typed = invoke(tmp_path, "--model", model, "--input-types-from", tmp_path / "sample.npz", "--json")
+    assert typed.exit_code == 0, typed.describe()
+    assert all(platform["supported"] for node in verdicts(typed).values() for platform in node.values())
+    assert "integer" in verdicts(typed)["rqs"]["generic-c"]["kernel"]
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("--model", "missing.onnx"), r"missing.onnx: no such file"),
     (("--input-type", "x=int8"), r"--input-type applies to --model only"),
+    (("--input-types-from", "{model}"), r"--input-types-from applies to --model only"),
     (("--model", "{model}", "--platform", "nowhere"), r"no platform named 'nowhere'"),
     (("--model", "{model}", "--input-type", "x=int3"), r"int3"),
 ])

@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from deeploy_core.cli.model_options import DEFAULT_PLATFORM, parse_input_type
+from deeploy_core.cli.model_options import DEFAULT_PLATFORM, data_input_types, parse_input_type
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.table_output import TextTable, print_table
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.input_shapes import parse_input_shape
 from deeploy_core.model_support import ModelSupport, check_model
-from deeploy_core.node_support_reasons import NodeVerdict
+from deeploy_core.node_support_reasons import INPUT_TYPES_HINT, NodeVerdict
 from deeploy_core.supported_ops import supported_operators, verification_text
 
 OPERATOR_COLUMNS = ("op", "kernel", "types", "from", "platforms", "tiling", "verified", "constraints")
@@ -33,21 +33,29 @@ UNSUPPORTED_EXIT = 2
               help="With --model: fix the shape of a graph input (repeatable), as compile does.")
 @click.option("--input-type", "input_types", multiple=True, metavar="NAME=TYPE",
               help="With --model: element type of a graph input, e.g. x=int8 (repeatable), as compile does.")
+@click.option("--input-types-from", "input_types_from", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              default=None, metavar="SAMPLE.npz",
+              help="With --model: pick input types from sample data (.npz, by position) with Deeploy's rule, as "
+                   "compile does (an integer network declared float needs them).")
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_obj
 def supported_ops_command(session: CliSession, platform: str | None, model: Path | None,
-                          input_shapes: tuple[str, ...], input_types: tuple[str, ...], as_json: bool) -> None:
+                          input_shapes: tuple[str, ...], input_types: tuple[str, ...], input_types_from: Path | None,
+                          as_json: bool) -> None:
     """List the operators of a platform (types, constraints, platforms, tiling, verification), or with --model
     which nodes of a model each platform supports."""
     if model is None:
-        given = [name for name, values in (("--input-shape", input_shapes), ("--input-type", input_types)) if values]
+        given = [name for name, values in (("--input-shape", input_shapes), ("--input-type", input_types),
+                                           ("--input-types-from", input_types_from)) if values]
         if given:
             raise DeeployError(f"{given[0]} applies to --model only: add --model MODEL.onnx or drop {given[0]}")
         _list_operators(session, platform or DEFAULT_PLATFORM, as_json)
         return
     platforms = (platform,) if platform else tuple(sorted(e.name for e in session.host.extensions("platform")))
+    types = data_input_types(model, input_types_from) if input_types_from is not None else {}
+    types.update(parse_input_type(text) for text in input_types)
     support = check_model(session.host, model, platforms, dict(parse_input_shape(text) for text in input_shapes),
-                          dict(parse_input_type(text) for text in input_types))
+                          types)
     if as_json:
         click.echo(json.dumps(support.as_json(), indent=2, sort_keys=True))
     else:
@@ -80,11 +88,14 @@ def _print_model_support(support: ModelSupport) -> None:
     """One node per line: a yes/no column per platform, then every platform's reason (long text goes last)."""
     table = TextTable(("node", "op", "domain", *support.platforms, "why not"),
                       title=f"nodes of {support.model} on {', '.join(support.platforms)}")
+    typed_only = 0
     for index, node in enumerate(support.nodes):
         verdicts = [support.verdicts[platform][index] for platform in support.platforms]
         cells = [_cell(verdict) for verdict in verdicts]
-        reasons = [f"{platform}: {verdict.reason}" for platform, verdict in zip(support.platforms, verdicts)
+        failing = [(platform, verdict) for platform, verdict in zip(support.platforms, verdicts)
                    if verdict is not None and not verdict.supported]
+        typed_only = typed_only + 1 if any(v.reason.endswith(INPUT_TYPES_HINT) for _, v in failing) else typed_only
+        reasons = [f"{platform}: {verdict.reason.removesuffix(INPUT_TYPES_HINT)}" for platform, verdict in failing]
         label = f"{node.name} (from lowering)" if node.from_lowering else node.name
         table.add_row(label, node.op, node.domain or "-", *cells, "; ".join(reasons) or "-")
     console = Console(soft_wrap=True)
@@ -93,3 +104,7 @@ def _print_model_support(support: ModelSupport) -> None:
         present = [verdict for verdict in support.verdicts[platform] if verdict is not None]
         supported = sum(verdict.supported for verdict in present)
         console.print(f"{platform}: {supported} of {len(present)} nodes supported", highlight=False)
+    if typed_only:
+        click.echo(f"hint: {typed_only} node(s) fail because a graph input is declared float in an integer network "
+                   "(Deeploy's dialect): give its types with --input-types-from SAMPLE.npz or --input-type NAME=TYPE",
+                   err=True)
