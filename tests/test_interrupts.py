@@ -9,10 +9,12 @@ layer) — where an interrupt used to hang the process for good.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -161,3 +163,46 @@ def test_a_tiling_search_that_stops_is_not_reported_as_infeasible(tmp_path: Path
     with pytest.raises(TilingSolveStoppedError, match="not a proof of infeasibility") as stopped:
         compile_model(model, CompileOptions(platform="generic-c", level_sizes={"L1": 4000}), host)
     assert not isinstance(stopped.value, TilingInfeasibleError)
+
+
+def test_ctrl_c_on_a_terminal_gives_the_cursor_back_and_stops_the_spinner(long_chain: Path, tmp_path: Path) -> None:
+    """Issue 33 point 4: the spinner hid the cursor for good and kept redrawing after ``interrupted``."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    process = subprocess.Popen([sys.executable, "-m", "deeploy_core", "compile", str(long_chain), "--platform",
+                                "pulp-cluster", "--l1", "16000", "-o", str(tmp_path / "out")],
+                               stdin=follower, stdout=follower, stderr=follower, env={**ENV, "TERM": "xterm-256color"})
+    os.close(follower)
+    raw = bytearray()
+
+    def read_until(done: Callable[[], bool], seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not done() and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.05)[0]:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # Linux: the other end closed
+                    return
+                if not chunk:
+                    return
+                raw.extend(chunk)
+
+    try:
+        read_until(lambda: b"tiling" in raw, 60.0)
+        assert b"tiling" in raw and process.poll() is None, "the spinner never showed the tiling stage"
+        process.send_signal(signal.SIGINT)
+        read_until(lambda: False, 10.0)
+    finally:
+        os.close(leader)
+        process.kill() if process.poll() is None else None
+    assert process.wait(timeout=30) == 130
+    text = raw.decode("utf-8", errors="replace")
+    last = text.rindex("interrupted")
+    assert not re.search("[\u2800-\u28ff]", text[last:]), f"the spinner drew again after the last line: {text[last:]!r}"
+    assert text.rfind("\x1b[?25h") > text.rfind("\x1b[?25l"), "the cursor stays hidden"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, TypeVar
 
 import click
 
+from deeploy_core.cli.interrupts import stopped_on_interrupt
 from deeploy_core.cli.timing_summary import timing_summary
 
 if TYPE_CHECKING:  # rich is imported only when a spinner is drawn: scripts and logs never pay for it
@@ -90,7 +91,8 @@ def stage_progress(title: str, quiet: bool = False) -> Iterator[StatusLineProgre
         yield StatusLineProgress(title)
         return
     with console.status(terminal_text(title)) as status:  # ``title`` holds the model's file name
-        yield StatusLineProgress(title, status)
+        with stopped_on_interrupt(status.stop):
+            yield StatusLineProgress(title, status)
 
 
 def print_timings(timings: Mapping[str, Mapping[str, float]], quiet: bool,
