@@ -68,5 +68,5 @@ def supported_operators(host: PluginHost, platform_name: str) -> list[dict[str, 
 
 
 def verification_text(row: dict[str, Any]) -> str:
-    """The statuses of a row for a text table (``peer, onnx-node-tests``); ``unstated`` when it has none."""
-    return ", ".join(check["status"] for check in row["verification"]) or "unstated"
+    """The statuses of a row for a text table (``peer, onnx-node-tests``), each once; ``unstated`` when it has none."""
+    return ", ".join(dict.fromkeys(check["status"] for check in row["verification"])) or "unstated"

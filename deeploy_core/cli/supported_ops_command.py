@@ -17,7 +17,8 @@ from deeploy_core.model_support import ModelSupport, check_model
 from deeploy_core.node_support_reasons import INPUT_TYPES_HINT, NodeVerdict
 from deeploy_core.supported_ops import supported_operators, verification_text
 
-OPERATOR_COLUMNS = ("op", "kernel", "types", "from", "platforms", "tiling", "verified", "constraints")
+OPERATOR_COLUMNS = ("op", "tiling", "verified", "kernels")
+"""The text listing: one line per op (``grep`` finds it); types, sources, platforms and constraints: ``--json``."""
 UNSUPPORTED_EXIT = 2
 """The exit status when a node of ``--model`` is not supported (the unsupported-op report's)."""
 
@@ -69,12 +70,30 @@ def _list_operators(session: CliSession, platform: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2, sort_keys=True))
         return
-    # One kernel per line (``| grep Conv`` finds its rows); the long free text goes last so it pushes nothing.
+    # One line per op (``| grep Conv`` finds it), its kernels last: a line per kernel and type signature with
+    # the parser's constraints ran to 780 characters and listed an op once per binding (GRU twice).
     table = TextTable(OPERATOR_COLUMNS, title=f"operators on {platform}")
+    for op, op_rows in operator_groups(rows).items():
+        table.add_row(op, op_rows[0]["tiling"]["constraint"], verification_text(op_rows[0]), kernel_summary(op, op_rows))
+    console = Console(soft_wrap=True)
+    print_table(console, table, fallback="plain")
+    click.echo(f"{len(table.rows)} ops, {len(rows)} kernel signatures; types, sources, platforms and constraints: "
+               f"--json", err=True)
+
+
+def operator_groups(rows: list[dict]) -> dict[str, list[dict]]:
+    """The listing's rows by op, in its order (sorted by op)."""
+    groups: dict[str, list[dict]] = {}
     for row in rows:
-        table.add_row(row["op"], row["kernel"], row["signature"], row["source"], ",".join(row["platforms"]),
-                      row["tiling"]["constraint"], verification_text(row), row["constraints"])
-    print_table(Console(soft_wrap=True), table, fallback="plain")
+        groups.setdefault(row["op"], []).append(row)
+    return groups
+
+
+def kernel_summary(op: str, rows: list[dict]) -> str:
+    """The op's kernels, each once, without the op's name they all start with: ``float32; integer``."""
+    short = op.rsplit(".", 1)[-1]
+    labels = dict.fromkeys(row["kernel"].removeprefix(short).strip() or row["kernel"] for row in rows)
+    return "; ".join(labels)
 
 
 def _cell(verdict: NodeVerdict | None) -> str:
