@@ -16,6 +16,7 @@ from deeploy_core.ir import DataType
 from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
 from deeploy_core.options.assignments import parse_option_text
 from deeploy_core.validate.data import input_types_from_data
+from deeploy_core.cli.byte_size import HELP as BYTES_HELP, ByteSize
 
 DEFAULT_PLATFORM = "generic-c"
 
@@ -45,14 +46,14 @@ def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "integer type holding each array's range (unsigned first), float32 otherwise."),
         click.option("--memory-hierarchy", default=None, metavar="NAME|FILE.yaml",
                      help="Memory hierarchy: a registered memory-level name or a YAML file (turns tiling on)."),
-        click.option("--l1", "l1", type=click.IntRange(1), default=None, metavar="BYTES",
-                     help="Size of level L1: the memory level's option l1; turns tiling on (on generic-c with the "
-                          "built-in l2-l1 hierarchy)."),
-        click.option("--l2", "l2", type=click.IntRange(1), default=None, metavar="BYTES",
-                     help="Size of level L2: the memory level's option l2; turns tiling on."),
-        click.option("--l3", "l3", type=click.IntRange(1), default=None, metavar="BYTES",
-                     help="Size of level L3: the memory level's option l3 (a hierarchy with an L3, e.g. "
-                          "pulp-cluster's); turns tiling on."),
+        click.option("--l1", "l1", type=ByteSize(), default=None, metavar="BYTES",
+                     help=f"Size of level L1 ({BYTES_HELP}): the memory level's option l1; turns tiling on (on "
+                          "generic-c with the built-in l2-l1 hierarchy)."),
+        click.option("--l2", "l2", type=ByteSize(), default=None, metavar="BYTES",
+                     help=f"Size of level L2 ({BYTES_HELP}): the memory level's option l2; turns tiling on."),
+        click.option("--l3", "l3", type=ByteSize(), default=None, metavar="BYTES",
+                     help=f"Size of level L3 ({BYTES_HELP}): the memory level's option l3 (a hierarchy with an L3, "
+                          "e.g. pulp-cluster's); turns tiling on."),
         click.option("--cores", "cores", type=click.IntRange(1), default=None, metavar="N",
                      help="Cores of a cluster platform: the platform's option cores (pulp-cluster: default 8)."),
         click.option("--buffering", type=click.Choice(["single", "double"]), default=None,

@@ -8,6 +8,8 @@ that whoever looks up a kind can tell the user about them.
 
 from __future__ import annotations
 
+import difflib
+
 from deeploy_core.errors import ExtensionNotFoundError
 from deeploy_core.extensions import EXTENSION_TYPES, ExtensionOrigin, RegisteredExtension
 from deeploy_core.plugins.contribution import Contribution
@@ -44,7 +46,9 @@ class ExtensionRegistry:
         table = self._kind_table(kind)
         if name not in table:
             available = ", ".join(sorted(table)) or "none"
-            raise ExtensionNotFoundError(f"no {kind} named {name!r} (available: {available})")
+            guess = closest_name(name, sorted(table))
+            hint = f"; did you mean {guess!r}?" if guess else ""
+            raise ExtensionNotFoundError(f"no {kind} named {name!r} (available: {available}){hint}")
         return table[name]
 
     def all(self, kind: str) -> list[RegisteredExtension]:
@@ -56,3 +60,16 @@ class ExtensionRegistry:
         if kind not in self._table:
             raise ExtensionNotFoundError(f"unknown extension kind {kind!r} (kinds: {', '.join(self._table)})")
         return self._table[kind]
+
+
+def closest_name(name: str, names: list[str]) -> str | None:
+    """The one name ``name`` most likely meant: the only one it starts (or ends) a word of, else the closest
+    spelling (difflib), else None.  ``generic`` → ``generic-c``, ``pulp`` → ``pulp-cluster``, ``firstfit`` →
+    ``first-fit``."""
+    lowered = name.lower()
+    prefixed = [candidate for candidate in names if candidate.lower().startswith(lowered)
+                or lowered in candidate.lower().replace("_", "-").split("-")]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    close = difflib.get_close_matches(lowered, names, n=1, cutoff=0.6)
+    return close[0] if close else None
