@@ -108,4 +108,4 @@ def test_compile_keeps_the_error_for_another_dynamic_dimension(tmp_path: Path) -
     assert refused.returncode == 2
     assert refused.stderr.splitlines() == [
         "error: input 'serving_default_input_1:0' has dynamic dimension 'length': fix it with "
-        "--input-shape serving_default_input_1:0=D1xD2…"], refused.stderr
+        "--input-shape serving_default_input_1:0=1xLENGTHx4 (LENGTH: its size)"], refused.stderr

@@ -108,8 +108,10 @@ def check_static_inputs(model: onnx.ModelProto) -> None:
             if dim.HasField("dim_value") and dim.dim_value > 0:
                 continue
             what = f"dynamic dimension {dim.dim_param!r}" if dim.dim_param else f"dimension {index} = {dim.dim_value}"
+            dims: list[int | str] = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else d.dim_param
+                                     or f"D{position + 1}" for position, d in enumerate(tensor_type.shape.dim)]
             raise ModelImportError(
-                f"input {value.name!r} has {what}: fix it with {input_shape_hint(value.name)}"
+                f"input {value.name!r} has {what}: fix it with {input_shape_hint(value.name, dims)}"
             )
 
 

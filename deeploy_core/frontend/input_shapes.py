@@ -21,8 +21,26 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
-def input_shape_hint(name: str) -> str:
-    """The option that fixes input ``name``, the name quoted for a POSIX shell (``repr`` when not printable)."""
-    if not name.isprintable():
-        return f"--input-shape {name!r}=D1xD2…"
-    return f"--input-shape {shlex.quote(name)}=D1xD2…"
+def input_shape_hint(name: str, dims: list[int | str] | None = None) -> str:
+    """The option that fixes input ``name``, the name quoted for a POSIX shell (``repr`` when not printable).
+
+    With ``dims`` (known sizes, and the names of the dynamic ones) the option
+    is written out in full, ready to copy once each named size is replaced:
+    ``--input-shape x=1xLENGTHx4 (LENGTH: its size)``.  A dynamic first
+    dimension is the batch, which a microcontroller runs at 1.
+    """
+    if dims is None:
+        quoted = repr(name) if not name.isprintable() else shlex.quote(name)
+        return f"--input-shape {quoted}=D1xD2…"
+    parts = [str(dim) if isinstance(dim, int) else "1" if index == 0 else _placeholder(dim, index)
+             for index, dim in enumerate(dims)]
+    named = [part for part, dim in zip(parts, dims) if not isinstance(dim, int) and part != "1"]
+    option = f"{name}={'x'.join(parts)}"
+    text = f"--input-shape {option!r}" if not name.isprintable() else f"--input-shape {shlex.quote(option)}"
+    return f"{text} ({', '.join(named)}: {'its size' if len(named) == 1 else 'their sizes'})" if named else text
+
+
+def _placeholder(dim: str, index: int) -> str:
+    """A dynamic dimension's name as a placeholder a shell leaves alone (``unk__267`` → ``UNK__267``)."""
+    cleaned = "".join(ch for ch in dim.upper() if ch.isascii() and (ch.isalnum() or ch == "_"))
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"D{index + 1}"
