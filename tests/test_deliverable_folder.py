@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import onnx
 import pytest
 
 from deeploy_core.testing.cli_outcomes import CliLab, CliOutcome
@@ -91,6 +92,9 @@ def test_peer_folder_passes_its_self_test_alone(peer: PeerTest, platform: str, t
     built = bare_make(alone, "test")
     assert built.returncode == 0 and "self-test passed" in built.stdout, built.stdout + built.stderr
     assert "MISMATCH" not in built.stdout
+    names = [tensor.name for tensor in onnx.load(str(peer.model), load_external_data=False).graph.output]
+    for name in names:  # quoted: a tensor called "output" read as "output output:" (issue 33 point 10)
+        assert f"output '{name}': max |expected|" in built.stdout, built.stdout
 
 
 @pytest.mark.skipif(ROOT is None, reason=MISSING)

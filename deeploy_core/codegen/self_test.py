@@ -98,14 +98,14 @@ static int check(const char *name, const double *actual, const double *expected,
     else cosine = (actual_norm == 0.0 && expected_norm == 0.0) ? 1.0 : 0.0;
     too_small = by_scale && count > 0 && !(scale >= smallest);
     failed = too_small || bad != 0 || (by_scale && cosine < min_cosine);
-    printf("output %s: max |expected| %.6g, max abs error %.6g", name, scale, worst);
+    printf("output '%s': max |expected| %.6g, max abs error %.6g", name, scale, worst);
     if (scale > 0.0) printf(", max rel error %.6g", worst / scale);
     printf(", cosine %.9f, mismatches %lu/%lu", cosine, (unsigned long)bad, (unsigned long)count);
     if (by_scale) printf(" (bound %.3g x max |expected|, cosine >= %.9g)", bound, min_cosine);
     else printf(" (bound %.6g + %.3g*|expected|)", bound, relative);
     printf(": %s\n", too_small ? "TOO SMALL TO JUDGE" : failed ? "MISMATCH" : "ok");
     if (too_small) {
-        printf("output %s: the expected values are %s, too small to judge by relative error and cosine; "
+        printf("output '%s': the expected values are %s, too small to judge by relative error and cosine; "
                "compile with --atol to judge it by absolute error\n", name, scale > 0.0 ? "subnormal" : "all zeros");
     }
     return failed;
