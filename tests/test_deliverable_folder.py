@@ -199,3 +199,14 @@ def test_two_prefixed_folders_build_in_one_cmake_project(tmp_path: Path) -> None
                               capture_output=True, text=True, env=BARE_ENVIRONMENT)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
     assert (build / "left" / "libleft_network.a").is_file() and (build / "right" / "libright_network.a").is_file()
+
+
+def test_a_hal_platform_folder_names_its_sdk_not_a_cortex_m4(tmp_path: Path) -> None:
+    """Issue 33 point 10: pulp-cluster's README suggested a Cortex-M4 build; its code needs the chip SDK's HAL."""
+    from deeploy_core.codegen.folder_readme import _cross_compile
+    from deeploy_core.codegen.runtime_files import RuntimeFiles
+
+    hal = _cross_compile(RuntimeFiles({}, {"runtime/include/pulp_hal.h": tmp_path}, {}, {}))
+    plain = _cross_compile(RuntimeFiles({}, {"runtime/include/dcg_elementwise.h": tmp_path}, {}, {}))
+    assert not any("cortex" in line for line in hal) and "AR=<SDK>-ar" in hal[0]
+    assert "AR=arm-none-eabi-ar" in plain[0] and "-mfloat-abi=hard" in plain[1]

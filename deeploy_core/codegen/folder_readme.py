@@ -31,6 +31,17 @@ def _call(api: NetworkApi) -> list[str]:
     ]
 
 
+def _cross_compile(runtime: RuntimeFiles) -> list[str]:
+    """The cross-compile line: a Cortex-M4 with its FPU for a plain C folder; the chip SDK's tools for a folder
+    whose code calls a HAL (pulp_hal.h), which only that SDK implements."""
+    if any(path.endswith("pulp_hal.h") for path in runtime.headers):
+        return ["make CC=<SDK>-gcc AR=<SDK>-ar CFLAGS='<SDK flags>'   # a chip build: its SDK implements",
+                "                                       # runtime/include/pulp_hal.h (objects rebuilt on new flags)"]
+    return ["make CC=arm-none-eabi-gcc AR=arm-none-eabi-ar \\",
+            "     CFLAGS='-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os'   # Cortex-M4F",
+            "                                       # (objects are rebuilt when CC or the flags change)"]
+
+
 def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test: bool,
                   api: NetworkApi = DEFAULT_API, cmake_target: str = "network") -> str:
     """The README text (no paths outside the folder, no dates: it must be the same on every compile)."""
@@ -44,8 +55,7 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
         "",
         "```sh",
         "make                                   # libnetwork.a (C99)",
-        "make CC=arm-none-eabi-gcc CFLAGS='-mcpu=cortex-m4 -mthumb -Os'   # cross-compile; include paths stay",
-        "                                       # (objects are rebuilt when CC or the flags change)",
+        *_cross_compile(runtime),
     ]
     if self_test:
         lines.append("make test                              # build and run the self-test")

@@ -94,3 +94,27 @@ def test_archive_sizes_are_split_by_member(target: CrossTarget, tmp_path: Path) 
     assert members["sized.o"] == measure(target.size_tool, tmp_path / "sized.o")
     assert members["other.o"].rodata == 0 and members["other.o"].text > 0
     assert members["sized.o"] + members["other.o"] == measure(target.size_tool, tmp_path / "lib.a")
+
+
+@pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
+@pytest.mark.skipif(CORTEX_M4.missing() is not None, reason=f"no Cortex-M4 cross compiler: {CORTEX_M4.missing()}")
+def test_the_readme_cross_compile_line_builds_a_hard_float_cortex_m4_library(generic_c_host: PluginHost,
+                                                                           tmp_path: Path) -> None:
+    """Issue 33 point 10: the folder's README said ``make CC=arm-none-eabi-gcc`` without ``AR=`` (the host's
+    ``ar`` then packs ARM objects) and without the FPU flags; its line is run here as written."""
+    import shlex
+
+    peer = next(peer for peer in PEERS if peer.name == "Kernels/FP32/Conv/Regular_2D_Bias")
+    _, generated = compile_model(peer.model, CompileOptions(platform="generic-c"), generic_c_host)
+    generated.write(tmp_path)
+    lines = (tmp_path / "README.md").read_text().splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith("make CC=arm-none-eabi-gcc"))
+    command = lines[start].rstrip("\\").strip() + " " + lines[start + 1].split("#")[0].strip()
+    argv = shlex.split(command)
+    assert "AR=arm-none-eabi-ar" in argv and any("-mfloat-abi=hard" in arg for arg in argv), argv
+    built = subprocess.run([*argv, "-C", str(tmp_path)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    attributes = subprocess.run(["arm-none-eabi-readelf", "-A", str(tmp_path / "libnetwork.a")],
+                                capture_output=True, text=True, check=True).stdout
+    assert "Tag_ABI_VFP_args: VFP registers" in attributes and "Tag_CPU_name: \"7E-M\"" in attributes, attributes
+
