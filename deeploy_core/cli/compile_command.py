@@ -85,8 +85,23 @@ def compile_command(
     click.echo(
         f"{model.name}: {len(report['layers'])} layers, {report['number_of_ops']} ops, "
         f"arena {report['memory']['arena_bytes']} B (lower bound {report['memory']['lower_bound_bytes']} B), "
-        f"weights {report['weight_bytes']} B"
+        f"weights {report['weight_bytes']} B{tiled_summary(report)}"
     )
     for line in listing:
         click.echo(f"  {line}")
     print_timings(generated.timings, quiet)
+
+
+def tiled_summary(report: dict) -> str:
+    """``; L1 peak 31376 of 65536 B, 4.2 M estimated cycles`` for a tiled build ("" otherwise): what a tiled
+    compile is about, said in the line every compile prints."""
+    tiling = report.get("tiling")
+    if not tiling:
+        return ""
+    level = tiling["compute_level"]
+    entry = report.get("memory_levels", {}).get(level, {})
+    peak = report.get("level_peaks", {}).get(level, entry.get("used", 0))
+    capacity = entry.get("capacity")
+    text = f"; {level} peak {peak} B" + (f" of {capacity} B" if capacity is not None else "")
+    cycles = report.get("estimated_cycles")
+    return text + (f", {cycles} estimated cycles" if cycles else "")
