@@ -11,6 +11,7 @@ from rich.console import Console
 from deeploy_core.api import compile_model
 from deeploy_core.cli.extension_options_help import CompilingCommand
 from deeploy_core.cli.level_traffic_text import levels_table, patterns_table, traffic_line
+from deeploy_core.cli.model_argument import folder_inputs
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
@@ -30,6 +31,8 @@ ESTIMATE_COLUMNS = (("layer", "layer"), ("tiles", "tiles"), ("cycles", "cycles")
 @click.pass_obj
 def analyze_command(session: CliSession, model: Path, as_json: bool, quiet: bool, **selection: object) -> None:
     """Show layers, shapes, MACs, memory and arena offsets of MODEL on a platform."""
+    if not selection.get("input_types") and selection.get("input_types_from") is None:
+        selection["input_types_from"] = folder_inputs()  # a test folder's inputs.npz types its inputs
     options = compile_options(model, **selection)  # type: ignore[arg-type]
     with stage_progress(f"analyzing {model.name}", quiet) as progress:
         _, generated = compile_model(model, options, session.host, progress)

@@ -13,6 +13,7 @@ from deeploy_core.cli.extension_options_help import CompilingCommand
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.output_folder import replace_folder
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
+from deeploy_core.cli.model_argument import folder_data
 from deeploy_core.cli.self_test_data import check_data_options, compile_with_data, self_test_options
 from deeploy_core.cli.session import CliSession
 from deeploy_core.errors import printable_line
@@ -53,10 +54,11 @@ def compile_command(
     CMakeLists.txt, README.md, report.json and timings.json; with --inputs also a self-test (make -C OUTPUT test)."""
     options = replace(compile_options(model, **selection),  # type: ignore[arg-type]
                       c_api=network_api(prefix, arena, weights_section, arena_section))
+    inputs_npz, outputs_npz, from_folder = folder_data(inputs_npz, outputs_npz)
     check_data_options(inputs_npz, outputs_npz)
     if lsb_tolerance is None and options.quantization == "fixed-point":
         lsb_tolerance = 1.0
-    notices: list[str] = []
+    notices: list[str] = [from_folder] if from_folder else []
     with replace_folder(output, force) as staging:
         with stage_progress(f"compiling {model.name}", quiet) as progress:
             state_dir = staging / "state" if dump_state else None

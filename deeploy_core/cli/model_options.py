@@ -17,6 +17,7 @@ from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
 from deeploy_core.options.assignments import parse_option_text
 from deeploy_core.validate.data import input_types_from_data
 from deeploy_core.cli.byte_size import HELP as BYTES_HELP, ByteSize
+from deeploy_core.cli.model_argument import ModelPath
 
 DEFAULT_PLATFORM = "generic-c"
 
@@ -24,7 +25,7 @@ DEFAULT_PLATFORM = "generic-c"
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """MODEL argument plus --platform, --memory-level, --tiler, --allocator, --input-shape/-type, --quantization,
     --code-transformation, --option and the short flags of extension options (--l1, --cores, --tiling-strategy…)."""
-    return click.argument("model", type=click.Path(path_type=Path))(selection_options(command))
+    return click.argument("model", type=ModelPath())(selection_options(command))
 
 
 def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from deeploy_core.api import validate_model
 from deeploy_core.cli.extension_options_help import CompilingCommand
+from deeploy_core.cli.model_argument import folder_data
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
@@ -70,7 +71,9 @@ def validate_command(
     if lsb_tolerance is None and options.quantization == "fixed-point":
         # TFLite's arithmetic: exact against LiteRT on the .tflite file; against ONNX Runtime a step per layer.
         lsb_tolerance = 0.0 if reference is not None else 1.0
-    notices: list[str] = []
+    inputs_npz, folder_outputs, from_folder = folder_data(inputs_npz, outputs_npz)
+    outputs_npz = outputs_npz if reference is not None else folder_outputs  # --reference names the expected values
+    notices: list[str] = [from_folder] if from_folder else []
     try:
         with stage_progress(f"validating {model.name}", quiet) as progress:
             generated, result = validate_model(
