@@ -63,7 +63,7 @@ def test_svg_parses_and_has_one_block_rect_per_buffer() -> None:
 
 
 def test_capacity_line_is_dashed_when_known_and_absent_when_unknown() -> None:
-    known = ET.fromstring(memory_plot_svg(_level("L1", 65536, 2, 1024)))
+    known = ET.fromstring(memory_plot_svg(_level("L1", 3072, 2, 1024)))
     groups = [group for group in known.iter(f"{SVG}g") if group.get("class") == "capacity"]
     assert len(groups) == 1
     line = groups[0].find(f"{SVG}line")
@@ -198,3 +198,61 @@ def test_chromium_screenshot_shows_every_level(tmp_path: Path) -> None:
         assert matches.sum() > 2000, f"frame colour {LEVEL_FRAME_COLOURS[index]} of {level.name} not on screen"
         rows_of_level.append(float(np.nonzero(matches)[0].mean()))
     assert rows_of_level == sorted(rows_of_level), "levels are not drawn in page order, top to bottom"
+
+
+def _axis_top(svg: str) -> str:
+    root = ET.fromstring(svg)
+    [axis] = [group for group in root.iter(f"{SVG}g") if group.get("class") == "address-axis"]
+    return [text.text for text in axis.iter(f"{SVG}text")][-1] or ""
+
+
+def test_the_address_axis_is_scaled_to_the_buffers_when_the_capacity_dwarfs_them() -> None:
+    """Issue 33 point 6: 13 KiB of buffers drawn against a 512 KiB L2 were an invisible sliver."""
+    level = _level("L2", 512 << 10, 6, 2 << 10)  # peak 6 KiB
+    svg = memory_plot_svg(level)
+    assert _axis_top(svg) in ("7 KiB", "8 KiB"), _axis_top(svg)
+    root = ET.fromstring(svg)
+    [note] = [group for group in root.iter(f"{SVG}g") if group.get("class") == "capacity off-scale"]
+    assert "".join(note.itertext()) == "capacity 524288 bytes, above the axis: 1.17 % used"
+    assert _axis_top(memory_plot_svg(_level("L2", 8 << 10, 6, 2 << 10))) in ("9 KiB", "10 KiB", "12 KiB")
+
+
+def test_the_page_lists_every_buffer_with_its_colour() -> None:
+    levels = _three_levels()
+    page = memory_plot_html("m.onnx on pulp-cluster (L1 65536 B, single buffering): static memory map", levels)
+    for level in levels:
+        for block in level.blocks:
+            assert f'<tr class="buffer" data-buffer="{block.name}"><td><span class="swatch" ' \
+                   f'style="background: {block_colour(block.name)}">' in page
+    assert page.count('<tr class="buffer"') == sum(len(level.blocks) for level in levels)
+
+
+def test_a_tiled_plot_is_titled_with_its_settings_and_labels_buffers_with_onnx_names(tmp_path: Path) -> None:
+    """Issue 33 point 6: the page was titled "network" and the L1 blocks were named by C identifiers."""
+    import importlib.util
+    import re
+    import sys
+
+    from deeploy_core.testing.terminal import run_piped
+
+    if importlib.util.find_spec("deeploy_pulp_cluster") is None:
+        pytest.skip("the cluster platform (plugins/pulp_cluster) is not installed")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    try:
+        from make_tiny_cnn import tiny_cnn
+    finally:
+        sys.path.pop(0)
+    import onnx
+
+    model = tmp_path / "tiny.onnx"
+    onnx.save(tiny_cnn(), model)
+    done = run_piped("compile", str(model), "--platform", "pulp-cluster", "--l1", "16000", "--plot", "-o",
+                     str(tmp_path / "out"), plugins="pulp-cluster")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "out" / "memory.html").read_text()
+    assert "<title>tiny.onnx on pulp-cluster (L1 16000 B, single buffering, 8 cores): static memory map</title>" in page
+    names = re.findall(r'<tr class="buffer" data-buffer="([^"]*)"', page)
+    node_names = {node.name for node in onnx.load(model).graph.node}
+    l1 = [name for name in names if name.split(" ")[0] in node_names]
+    assert l1 and not any(name.startswith("dc_") for name in names), names
+    assert any(name.startswith("conv1 in0 (") for name in l1), l1

@@ -75,7 +75,7 @@ def compile_command(
             from deeploy_core.report.memory_plot import write_memory_plot
             from deeploy_core.report.plot_levels import memory_plot_levels
 
-            title = f"{generated.report['network']}: static memory map"
+            title = f"{model.name} on {options.platform}{plot_settings(generated.report)}: static memory map"
             written += write_memory_plot(staging, title, memory_plot_levels(deployer.compilation))
         # Last, so that it holds the time spent writing the others; never in report.json (see GeneratedNetwork).
         written.append(generated.write_timings(staging))
@@ -107,3 +107,17 @@ def tiled_summary(report: dict) -> str:
     text = f"; {level} peak {peak} B" + (f" of {capacity} B" if capacity is not None else "")
     cycles = report.get("estimated_cycles")
     return text + (f", {cycles} estimated cycles" if cycles else "")
+
+
+def plot_settings(report: dict) -> str:
+    """`` (L1 64000 B, double buffering, 8 cores)``: the options that shape a tiled memory map ("" untiled)."""
+    tiling = report.get("tiling")
+    if not tiling:
+        return ""
+    level = tiling["compute_level"]
+    capacity = report.get("memory_levels", {}).get(level, {}).get("capacity")
+    parts = [f"{level} {capacity} B" if capacity is not None else level, f"{tiling['buffering']} buffering"]
+    cores = report.get("cluster", {}).get("cores")
+    if cores:
+        parts.append(f"{cores} cores")
+    return f" ({', '.join(parts)})"

@@ -73,6 +73,10 @@ _PLOT_HEIGHT = _HEIGHT - _MARGIN_TOP - _MARGIN_BOTTOM
 _PLOT_RIGHT = _PLOT_LEFT + _PLOT_WIDTH
 _PLOT_BOTTOM = _PLOT_TOP + _PLOT_HEIGHT
 
+#: The address axis reaches the capacity only when it is at most this many times the peak; above that the
+#: capacity is written, not drawn, and the axis ends at the peak.
+CAPACITY_ON_SCALE = 2.0
+
 # Even width at integer coordinates: the stroke covers whole pixels, so its
 # colour is drawn exactly (no anti-aliasing blend) and can be found in a screenshot.
 _FRAME_STROKE = 4
@@ -231,7 +235,10 @@ def memory_plot_svg(level: PlotLevel, *, index: int = 0) -> str:
     time_first = min([0] + [block.start for block in blocks])
     time_last = max([time_first + 1] + [block.end for block in blocks])
     time_span = time_last - time_first
-    address_step, address_top = _address_ticks(max(level.peak, level.capacity or 0))
+    capacity_drawn = level.capacity is not None and (not blocks or level.capacity <= CAPACITY_ON_SCALE * level.peak)
+    # Scaled to what is drawn: 13 KiB of buffers under a 512 KiB capacity would be a sliver along the axis.
+    address_step, address_top = _address_ticks(max(level.peak, level.capacity or 0) if capacity_drawn
+                                               else level.peak)
 
     def x_of(step: float) -> float:
         return _PLOT_LEFT + (step - time_first) / time_span * _PLOT_WIDTH
@@ -291,7 +298,13 @@ def memory_plot_svg(level: PlotLevel, *, index: int = 0) -> str:
             )
     parts.append("</g>")
 
-    if level.capacity is not None:
+    if level.capacity is not None and not capacity_drawn:
+        parts.append(
+            f'<g class="capacity off-scale"><text x="{_PLOT_RIGHT}" y="{_PLOT_TOP - 8}" text-anchor="end" '
+            f'fill="#555555">capacity {level.capacity} bytes, above the axis: '
+            f"{_number(100 * level.peak / level.capacity)} % used</text></g>"
+        )
+    elif level.capacity is not None:
         y = _number(y_of(level.capacity))
         parts.append(
             f'<g class="capacity"><line x1="{_PLOT_LEFT}" y1="{y}" x2="{_PLOT_RIGHT}" y2="{y}" '
@@ -341,6 +354,20 @@ def _legend(level: PlotLevel) -> str:
     return text
 
 
+def _buffer_table(level: PlotLevel) -> str:
+    """Every buffer of the level with its colour, name, place and lifetime: the plot's legend, readable where a
+    buffer is too small to carry its name."""
+    rows = [
+        f'<tr class="buffer" data-buffer="{_text(block.name)}"><td><span class="swatch" '
+        f'style="background: {block_colour(block.name)}"></span></td><td>{_text(block.name)}</td>'
+        f'<td class="number">{block.offset}</td><td class="number">{block.size}</td>'
+        f'<td class="number">{block.start}&#8211;{block.end - 1 if block.end > block.start else block.start}</td></tr>'
+        for block in sorted(level.blocks, key=lambda b: (b.start, b.offset, b.end, b.size, b.name))
+    ]
+    return ('<table class="buffers"><thead><tr><th></th><th>buffer</th><th>offset</th><th>bytes</th>'
+            '<th>steps</th></tr></thead><tbody>\n' + "\n".join(rows) + "\n</tbody></table>")
+
+
 _PAGE_STYLE = """
 body { font-family: DejaVu Sans, Liberation Sans, Arial, sans-serif; margin: 24px; color: #222222;
        background: #ffffff; }
@@ -350,6 +377,10 @@ section.level h2 { font-size: 18px; margin: 0 0 4px 0; }
 p.legend { margin: 0 0 8px 0; }
 p.legend.over { color: #b3261e; font-weight: bold; }
 svg { display: block; max-width: 100%; height: auto; }
+table.buffers { border-collapse: collapse; font-size: 12px; margin: 8px 0 0 0; }
+table.buffers th, table.buffers td { padding: 1px 8px 1px 0; text-align: left; }
+table.buffers td.number { text-align: right; font-variant-numeric: tabular-nums; }
+span.swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid #333333; }
 """.strip()
 
 
@@ -381,6 +412,7 @@ def memory_plot_html(title: str, levels: list[PlotLevel]) -> str:
         parts.append(f'<h2 style="color: {level_frame_colour(index)}">{_text(level.name)}</h2>')
         parts.append(f'<p class="legend{" over" if over else ""}">{_text(_legend(level))}</p>')
         parts.append(memory_plot_svg(level, index=index).rstrip("\n"))
+        parts.append(_buffer_table(level))
         parts.append("</section>")
     parts.extend(["</body>", "</html>"])
     return "\n".join(parts) + "\n"

@@ -42,11 +42,23 @@ def tiled_plot_levels(compilation: Compilation) -> list[PlotLevel]:
     """
     state = compilation.results.get(TilingState)
     level_maps = state.level_maps if state is not None else {}
-    labels = {name: f"fused {number} ({'+'.join(pattern.names)}): "
+    layers = {layer.c_name: layer for layer in compilation.layers}
+    node = {c_name: layer.name or f"#{layer.index}" for c_name, layer in layers.items()}
+    labels = {name: f"fused {number} ({'+'.join(node.get(n, n) for n in pattern.names)}): "
               for number, pattern in enumerate(state.patterns if state is not None else [], 1) for name in pattern.names}
 
     def label(block_name: str) -> str:
-        return labels.get(block_name.split("/", 1)[0], "") + block_name
+        """``conv1 in0 (input)``: the ONNX node and tensor names, not the C identifiers of the code."""
+        c_name, _, block = block_name.partition("/")
+        layer = layers.get(c_name)
+        if layer is None:
+            return labels.get(c_name, "") + block_name
+        tensors = {f"in{i}": t.name for i, t in enumerate(layer.node.inputs) if t.name}
+        tensors.update({f"out{i}": t.name for i, t in enumerate(t for t in layer.node.outputs if t.name)})
+        key = block.partition(":")[2]
+        what = (f"{block} ({tensors[block]})" if block in tensors
+                else f"scratch{'' if key in ('', 'scratch') else ' ' + key}" if block.startswith("scratch:") else block)
+        return f"{labels.get(c_name, '')}{node[c_name]} {what}"
 
     return [
         PlotLevel(level_map.level, level_map.capacity,
