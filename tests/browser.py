@@ -55,3 +55,17 @@ def screenshot(page: Path, png: Path, width: int, height: int) -> np.ndarray:
     assert result.returncode == 0 and png.is_file(), f"chromium failed ({result.returncode}):\n{result.stderr}"
     with Image.open(png) as image:
         return np.asarray(image.convert("RGB"), dtype=np.int16)
+
+
+def rendered_dom(page: Path, width: int, height: int) -> str:
+    """The page's DOM after Chromium ran its scripts (``--dump-dom``): lets a test read layout the browser
+    computed (a script in the page writes it into an element)."""
+    browser = chromium()
+    home = page.parent / f"{page.stem}-dom-home"
+    home.mkdir(parents=True, exist_ok=True)
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--force-device-scale-factor=1",
+               "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={home / 'profile'}",
+               f"--window-size={width},{height}", "--dump-dom", page.resolve().as_uri()]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(home)})
+    assert result.returncode == 0, f"chromium failed ({result.returncode}):\n{result.stderr}"
+    return result.stdout

@@ -32,8 +32,8 @@ from deeploy_core.sweep.figures import CYCLES_LABEL, MEMORY_DEFINITION, SECONDS_
 FRONT_COLOUR = "#d62728"
 POINT_COLOUR = "#5b7083"
 WIDTH, HEIGHT = 960, 470
-LEFT, RIGHT, TOP, BOTTOM = 96, 720, 24, 410
-"""The plot area inside the SVG; labels may run into the margin right of it."""
+LEFT, RIGHT, TOP, BOTTOM = 96, 936, 24, 410
+"""The plot area inside the SVG; labels stay inside it.  The page scales the SVG to its width."""
 FONT = 11.0
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -101,20 +101,26 @@ def _range(values: list[float]) -> tuple[float, float]:
     return max(0.0, low - pad) if low >= 0 else low - pad, high + pad
 
 
-def _label_box(x: float, y: float, lines: tuple[str, ...], side: str) -> tuple[float, float, float, float]:
-    """Where a marker's label goes on ``side`` of it, kept between the top of the plot and the x axis."""
-    width = max(len(line) for line in lines) * FONT * 0.62
-    height = len(lines) * (FONT + 2)
-    if side == "right":
-        left, top = x + 8, y - height / 2
-    elif side == "left":
-        left, top = x - 8 - width, y - height / 2
-    elif side == "above":
-        left, top = x - width / 2, y - 8 - height
-    else:
-        left, top = x - width / 2, y + 8
-    top = min(max(top, 2.0), BOTTOM - 2 - height)
+SIDES = ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left")
+
+
+def _label_box(x: float, y: float, lines: tuple[str, ...], side: str,
+               gap: float = 8.0) -> tuple[float, float, float, float]:
+    """Where a marker's label goes on ``side`` of it, ``gap`` away, kept inside the plot area (never over its
+    frame)."""
+    width = max(len(line) for line in lines) * FONT * 0.66
+    height = len(lines) * (FONT + 3)
+    horizontal = {"right": x + gap, "left": x - gap - width}.get(side.split("-")[-1], x - width / 2)
+    vertical = {"above": y - gap - height, "below": y + gap}.get(side.split("-")[0], y - height / 2)
+    left = min(max(horizontal, LEFT + 2.0), RIGHT - 2 - width)
+    top = min(max(vertical, TOP + 2.0), BOTTOM - 2 - height)
     return left, top, left + width, top + height
+
+
+def _segment_boxes(steps: list[tuple[float, float]]) -> list[tuple[float, float, float, float]]:
+    """The staircase's segments as thin boxes, so that no label is written across the front line."""
+    return [(min(a[0], b[0]) - 2, min(a[1], b[1]) - 2, max(a[0], b[0]) + 2, max(a[1], b[1]) + 2)
+            for a, b in zip(steps, steps[1:])]
 
 
 def _overlaps(box: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]) -> bool:
@@ -124,8 +130,8 @@ def _overlaps(box: tuple[float, float, float, float], others: list[tuple[float, 
 def _scatter_svg(markers: list[_Marker], x_label: str, y_label: str, section: int) -> str:
     xs, ys = [m.x for m in markers], [m.y for m in markers]
     (x_low, x_high), (y_low, y_high) = _range(xs), _range(ys)
-    x_ticks = [t for t in _nice_ticks(x_low, x_high) if x_low <= t <= x_high]
-    y_ticks = [t for t in _nice_ticks(y_low, y_high) if y_low <= t <= y_high]
+    x_ticks = [t for t in _nice_ticks(x_low, x_high, 8) if x_low <= t <= x_high]
+    y_ticks = [t for t in _nice_ticks(y_low, y_high, 9) if y_low <= t <= y_high]
 
     def px(value: float) -> float:
         return LEFT + (value - x_low) / (x_high - x_low) * (RIGHT - LEFT)
@@ -158,7 +164,7 @@ def _scatter_svg(markers: list[_Marker], x_label: str, y_label: str, section: in
     points = " ".join(f"{_num(x)},{_num(y)}" for x, y in steps)
     out.append(f'<polyline class="front-line" points="{points}" fill="none" stroke="{FRONT_COLOUR}" '
                'stroke-width="2.5" stroke-dasharray="6 3"/>')
-    boxes: list[tuple[float, float, float, float]] = []
+    boxes: list[tuple[float, float, float, float]] = _segment_boxes(steps)
     # Front markers are labelled first, so that theirs get the free places.
     for marker in sorted(markers, key=lambda m: (not m.front, m.x, m.y)):
         x, y = px(marker.x), py(marker.y)
@@ -166,9 +172,13 @@ def _scatter_svg(markers: list[_Marker], x_label: str, y_label: str, section: in
     labels: list[str] = []
     for marker in sorted(markers, key=lambda m: (not m.front, m.x, m.y)):
         x, y = px(marker.x), py(marker.y)
-        side = next((side for side in ("right", "left", "above", "below")
-                     if not _overlaps(_label_box(x, y, marker.labels, side), boxes)), "right")
-        box = _label_box(x, y, marker.labels, side)
+        # The nearest free place, farther out when every side is taken; else the least crowded one.
+        places = [(float(gap), side) for gap in range(8, 260, 12) for side in SIDES]
+        gap, side = next((place for place in places
+                          if not _overlaps(_label_box(x, y, marker.labels, place[1], place[0]), boxes)),
+                         min(places, key=lambda place: sum(_overlaps(_label_box(x, y, marker.labels, place[1],
+                                                                                 place[0]), [box]) for box in boxes)))
+        box = _label_box(x, y, marker.labels, side, gap)
         boxes.append(box)
         kind = "point front" if marker.front else "point"
         rows = " ".join(f"row-{section}-{row}" for row in marker.rows)
@@ -177,14 +187,34 @@ def _scatter_svg(markers: list[_Marker], x_label: str, y_label: str, section: in
         group = [f'<g class="{kind}" data-rows="{rows}">',
                  f'<title>{_text(title)}</title>',
                  f'<circle cx="{_num(x)}" cy="{_num(y)}" r="{radius}" fill="{colour}" stroke="#fff" stroke-width="1.5"/>']
+        if gap > 8:  # a label pushed away by others keeps a thin line to its marker
+            near_x, near_y = min(max(x, box[0]), box[2]), min(max(y, box[1]), box[3])
+            group.append(f'<line class="leader" x1="{_num(x)}" y1="{_num(y)}" x2="{_num(near_x)}" '
+                         f'y2="{_num(near_y)}" stroke="#999" stroke-width="0.75"/>')
         for index, line in enumerate(marker.labels):
-            group.append(f'<text class="label" x="{_num(box[0])}" y="{_num(box[1] + FONT + index * (FONT + 2))}">'
+            group.append(f'<text class="label" x="{_num(box[0])}" y="{_num(box[1] + FONT + index * (FONT + 3))}">'
                          f'{_text(line)}</text>')
         group.append("</g>")
         labels.append("".join(group))
     out.extend(labels)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _more_memory_more_cycles(ok: list[tuple[int, Mapping[str, Any]]], coordinates: list[tuple[float, float]],
+                             on_front: list[bool]) -> str:
+    """Why some points cost more for more memory, naming one such pair, or "" when there is none."""
+    pairs = [(row, front_row) for (row, _), (x, y), front in zip(ok, coordinates, on_front) if not front
+             for (front_row, _), (fx, fy), other in zip(ok, coordinates, on_front)
+             if other and fx < x and fy <= y]
+    if not pairs:
+        return ""
+    rows = sorted({row for row, _ in pairs})
+    row, front_row = pairs[0]
+    return (f"{len(rows)} point(s) use more memory and still as many or more cycles than a point on the front "
+            f"(#{row} against #{front_row}): with more memory the tiler takes fewer, larger tiles, since its objective "
+            f"is the fewest tiles, not the fewest cycles; larger tiles can split less evenly over the cores or hide "
+            f"less transfer behind computation.  Such points are never worth their memory.")
 
 
 def _varying(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -224,6 +254,9 @@ def _network_section(name: str, records: Sequence[Mapping[str, Any]], section: i
              f'{_text(" / ".join(varying) or "point number")}.</p>']
     if markers:
         parts.append(_scatter_svg(markers, "memory (bytes): sum of the level peaks", y_label, section))
+        worse = _more_memory_more_cycles(ok, coordinates, on_front)
+        if worse:
+            parts.append(f'<p class="dominated">{_text(worse)}</p>')
     else:
         parts.append('<p class="empty">No point compiled: nothing to plot.</p>')
     parts.append('<table><thead><tr><th>#</th><th>options</th><th>status</th><th>memory (B)</th>'
@@ -246,7 +279,8 @@ _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 24px; color: #222; background: #fff; }
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; }
 p.definitions { font-size: 13px; color: #444; max-width: 960px; }
-svg.pareto { display: block; margin: 8px 0; }
+svg.pareto { display: block; margin: 8px 0; width: 100%; max-width: 1600px; height: auto; }
+p.dominated { font-size: 13px; color: #444; max-width: 960px; }
 svg .grid { stroke: #e3e3ea; stroke-width: 1; }
 svg .tick { font-size: 11px; fill: #444; }
 svg .axis { font-size: 12px; fill: #222; }
