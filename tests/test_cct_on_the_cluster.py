@@ -9,9 +9,9 @@ L1 at once.  Here the blocks (iLayerNorm → per-token requantised Q, K, V →
 heads of 8 or of 64 dims → Q·Kᵀ → ITAMax or ITAPartialMax → ·V → residual →
 iLayerNorm → per-token requantised MLP with iGELU → residual) must equal the
 numpy reference bit for bit at L1 64000 and 32000, single and double
-buffered, with fused tiling on and off.  The default run keeps four of the 32
-configurations (one per softmax × head size, alternating the others); the rest
-run with ``-m heavy_model``.
+buffered, with fused tiling on and off.  The default run keeps two of the 32
+configurations (one per softmax, with heads of 64); the rest run with
+``-m heavy_model``.
 """
 
 from __future__ import annotations
@@ -116,7 +116,8 @@ def _cases() -> list[object]:
     cases = []
     for block_index, (softmax, head_dims) in enumerate(BLOCKS):
         for index, (l1, buffering, fusion) in enumerate(CONFIGURATIONS):
-            default = index == (3 * block_index + 1) % len(CONFIGURATIONS)  # a different configuration per block
+            # Two blocks in the default run (one per softmax, each with its own configuration): CI's time budget.
+            default = head_dims == 64 and index == (3 * block_index + 1) % len(CONFIGURATIONS)
             marks = [] if default else [pytest.mark.heavy_model(reason="the rest of the CCT matrix")]
             cases.append(pytest.param(softmax, head_dims, l1, buffering, fusion, marks=marks,
                                       id=f"{softmax}-heads{head_dims}-L1-{l1}-{buffering}-fusion-{fusion}"))

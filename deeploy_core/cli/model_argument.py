@@ -10,6 +10,7 @@ unless ``--inputs``/``--outputs`` are given, ``analyze`` its input types.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,7 @@ class ModelPath(click.Path):
         super().__init__(path_type=Path)
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> Path:
-        path = Path(super().convert(value, param, ctx))
+        path = Path(os.fsdecode(super().convert(value, param, ctx)))  # type: ignore[arg-type]
         if path.is_dir() and (path / MODEL_FILE).is_file():
             inputs, outputs = path / SAMPLE_INPUTS, path / GOLDEN_OUTPUTS
             if ctx is not None:

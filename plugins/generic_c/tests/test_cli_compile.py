@@ -243,10 +243,19 @@ def test_plot_writes_one_svg_per_level_matching_the_report(tmp_path: Path) -> No
         return {rect.get("data-buffer", "") for rect in root.iter(f"{svg_namespace}rect") if rect.get("class") == "block"}
 
     assert buffers("L2") == {entry["name"] for entry in report["memory"]["buffers"]}
-    l1_expected = {f"{layer}/{block}" for layer, blocks in report["tiling"]["memory_map"].items() for block in blocks}
+    node = {layer["key"]: layer["layer"] for layer in report["tiling"]["layers"]}
+
+    def shown(block: str) -> str:
+        key = block.partition(":")[2]
+        return block if not block.startswith("scratch:") else "scratch" + ("" if key in ("", "scratch") else f" {key}")
+
+    # Named by ONNX node and block ("conv1 in0 (input)"), not by the code's C identifiers.
+    l1_expected = {f"{node[layer]} {shown(block)}" for layer, blocks in report["tiling"]["memory_map"].items()
+                   for block in blocks}
     l1_blocks = buffers("L1")
-    # A fused pattern's blocks carry its label ("fused 1 (a+b): a/out0"), the same block names after it.
-    assert {name.split(": ", 1)[1] if name.startswith("fused ") else name for name in l1_blocks} == l1_expected
+    # A fused pattern's blocks carry its label ("fused 1 (a+b): a in0 (x)"), the same names after it.
+    assert {(name.split(": ", 1)[1] if name.startswith("fused ") else name).split(" (")[0]
+            for name in l1_blocks} == l1_expected
     assert l1_expected and report["tiling"]["patterns"]
     assert {name.split(" ", 2)[1] for name in l1_blocks if name.startswith("fused ")} == {
         str(number) for number in range(1, len(report["tiling"]["patterns"]) + 1)}

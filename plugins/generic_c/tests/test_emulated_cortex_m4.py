@@ -194,7 +194,7 @@ def test_the_self_test_passes_at_O0_and_O3(mlp_folder: Path) -> None:
     _skip_without(CORTEX_M4_MPS2)
     for level in ("-O0", "-O3"):
         run = run_self_test(mlp_folder, CORTEX_M4_MPS2, optimisation=level, timeout=60)
-        assert run.self_test_passed and "output y:" in run.stdout, run.describe()
+        assert run.self_test_passed and "output 'y':" in run.stdout, run.describe()
     assert (mlp_folder / "build-cortex-m4-O0" / "program.elf").is_file()
 
 

@@ -84,8 +84,21 @@ def strict_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("strict-tiled-runtime")
 
 
+SANITIZER_HEAVY = tuple(f"Kernels/FP32/ReduceMean/{keep}/{name}" for keep in ("KeepDims", "NoKeepDims")
+                        for name in ("Add_ReduceMean", "Add_ReduceMean_Add", "ReduceMean_Add", "Axis0")) + (
+    "Models/MLPerf/KeywordSpotting",)
+"""Networks whose smallest L1 is a few dozen bytes (tables and constants read from L2): hundreds of thousands of
+tiles, 20-35 s each under ASan; the sanitizer check on them runs with ``-m heavy_model``."""
+
+
+def _sanitized(test: object) -> object:
+    marks = [pytest.mark.heavy_model(reason="a smallest L1 of a few dozen bytes: 20-35 s under ASan")] \
+        if getattr(test, "name", "") in SANITIZER_HEAVY else []
+    return pytest.param(test, marks=marks, id=getattr(test, "name", str(test)))
+
+
 @pytest.mark.skipif(ROOT is None, reason=MISSING)
-@pytest.mark.parametrize("peer", TESTS, ids=[test.name for test in TESTS])
+@pytest.mark.parametrize("peer", [_sanitized(test) for test in TESTS])
 def test_tiled_code_is_warning_and_sanitizer_clean(peer, generic_c_host: PluginHost, strict_cache: Path) -> None:
     """The most demanding schedule (smallest L1, double buffering) under -Werror and ASan/UBSan: every tile
     transfer stays inside its tensor and its L1 slot."""

@@ -138,7 +138,7 @@ def test_analyze_and_the_memory_plot_show_the_fused_patterns(cluster_host: Plugi
     assert table.rows[0][0] == " -> ".join(patterns[0]["layers"])
     l1 = next(level for level in memory_plot_levels(deployer.compilation) if level.name == "L1")
     fused = [block for block in l1.blocks if block.name.startswith("fused 1 (")]
-    assert {block.name.split(": ", 1)[1].split("/")[0] for block in fused} == set(patterns[0]["keys"])
+    assert {block.name.split(": ", 1)[1].split(" ")[0] for block in fused} == set(patterns[0]["layers"])
     _, layerwise = compile_model(peer.model, options(peer, 16000, "single", "none"), cluster_host)
     assert patterns_table(layerwise.report) is None
 
