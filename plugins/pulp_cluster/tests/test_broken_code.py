@@ -142,3 +142,26 @@ def test_a_missing_barrier_is_a_data_race(model: Path, inputs, cluster_host: Plu
     broken = patched(compiled(model, cluster_host, buffering, fusion), STORE_BARRIER, r"\n\1")
     with pytest.raises(DeeployError, match="ThreadSanitizer: data race"):
         run(broken, tmp_path / "broken", inputs, runtime_cache, "thread")
+
+
+LEADER_SLEEPS = ("\n        if (dc_leader) { struct timespec dc_nap = {0, 200000000L}; nanosleep(&dc_nap, NULL); }"
+                 "\n\\1")
+"""Replaces the store barrier with a 0.2 s nap of the leader alone, so the other cores finish their share first."""
+
+
+def test_a_missing_barrier_is_reported_when_the_leader_stores_last(model: Path, inputs, cluster_host: PluginHost,
+                                                                   runtime_cache: Path, tmp_path: Path) -> None:
+    """The emulator's own bookkeeping must not synchronise the cores (the hardware does not).
+
+    When every other core has finished its share before the leader stores the tile, the program is as wrong as
+    ever; only a barrier orders the writes before the store.  An emulator that took a lock after each share (its
+    compute-epoch counter once did) would order them in ThreadSanitizer's eyes and hide the race, which made the
+    test above depend on which core the scheduler ran last.
+    """
+    if not sanitizer_works("thread", tmp_path):
+        pytest.skip("ThreadSanitizer is not usable with this compiler")
+    broken = patched(compiled(model, cluster_host, "single", "none"), STORE_BARRIER, LEADER_SLEEPS)
+    source = broken.files["Network.c"]
+    broken.files["Network.c"] = "#define _POSIX_C_SOURCE 199309L\n#include <time.h>\n" + source
+    with pytest.raises(DeeployError, match="ThreadSanitizer: data race"):
+        run(broken, tmp_path / "broken", inputs, runtime_cache, "thread")
