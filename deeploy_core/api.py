@@ -11,6 +11,7 @@ import numpy as np
 
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
+from deeploy_core.codegen.profile_marks import PROFILE_DEFINE
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
 from deeploy_core.deployer.progress import ProgressLike, as_progress
@@ -23,7 +24,7 @@ from deeploy_core.network import GeneratedNetwork
 from deeploy_core.options.assignments import OptionAssignment, mapping_assignments, short_flag_assignments
 from deeploy_core.plugins import PluginHost
 from deeploy_core.temporary_paths import scratch_folder
-from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_network
+from deeploy_core.validate import Toolchain, ValidationResult, build_executable, compare_outputs, run_profiled
 from deeploy_core.validate.data import bind_inputs, graph_input_specs, load_npz_by_position, random_inputs
 from deeploy_core.validate.token_inputs import integer_draws
 from deeploy_core.validate.reference_kind import check_reference, reference_outputs
@@ -239,6 +240,7 @@ def validate_model(
     lsb_tolerance: float | None = None,
     notice: Callable[[str], None] | None = None,
     reference: Path | None = None,
+    profile: bool = False,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Compile, build, run and compare with golden outputs (``outputs_npz``) or ONNX Runtime.
 
@@ -252,6 +254,10 @@ def validate_model(
 
     ``reference``, a ``.tflite`` file, makes LiteRT's reference kernels on
     that file the reference (:mod:`deeploy_core.validate.reference_kind`).
+
+    ``profile`` builds with the clock reads between layers
+    (:mod:`deeploy_core.codegen.profile_marks`): the result's ``layer_ns``
+    holds each layer's best time over the ``repeats`` runs.
     """
     check_reference(reference, outputs_npz)
     inputs = reference_inputs(model_path, inputs_npz, input_shapes=options.input_shapes, input_types=options.input_types,
@@ -263,7 +269,7 @@ def validate_model(
     def attempt(input_types: dict[str, DataType]) -> tuple[GeneratedNetwork, ValidationResult]:
         return validate_with_data(
             model_path, replace(options, input_types=input_types), host, inputs, expected, atol, rtol, repeats,
-            build_dir, cache_dir, progress, toolchain, lsb_tolerance, reference,
+            build_dir, cache_dir, progress, toolchain, lsb_tolerance, reference, profile,
         )
 
     if inputs_npz is None:
@@ -287,6 +293,7 @@ def validate_with_data(
     toolchain: Toolchain | None = None,
     lsb_tolerance: float | None = None,
     reference: Path | None = None,
+    profile: bool = False,
 ) -> tuple[GeneratedNetwork, ValidationResult]:
     """Like :func:`validate_model` with the data in memory (``expected=None``: ONNX Runtime, or LiteRT on
     ``reference``)."""
@@ -294,10 +301,12 @@ def validate_with_data(
     if expected is None:
         expected = reference_outputs(model_path, reference, inputs, generated)
     toolchain = toolchain or Toolchain.from_environment()
+    if profile:
+        toolchain = replace(toolchain, extra_flags=(*toolchain.extra_flags, f"-D{PROFILE_DEFINE}"))
     as_progress(progress).stage("build and run")
     with scratch_folder("deeploy-core-") as scratch:
         directory = build_dir or scratch
         executable = build_executable(generated, directory, toolchain, cache_dir)
-        actual, best_ns = run_network(executable, generated, inputs, repeats)
+        actual, best_ns, layer_ns = run_profiled(executable, generated, inputs, repeats)
     comparisons = compare_outputs(generated, actual, expected, atol, rtol, lsb_tolerance)
-    return generated, ValidationResult(comparisons, best_ns, actual)
+    return generated, ValidationResult(comparisons, best_ns, actual, layer_ns)

@@ -13,7 +13,7 @@ from deeploy_core.cli.extension_options_help import CompilingCommand
 from deeploy_core.cli.model_options import compile_options, model_options
 from deeploy_core.cli.output_folder import replace_folder
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
-from deeploy_core.cli.model_argument import folder_data
+from deeploy_core.cli.model_argument import folder_data, model_display_name
 from deeploy_core.cli.self_test_data import check_data_options, compile_with_data, self_test_options
 from deeploy_core.cli.session import CliSession
 from deeploy_core.errors import printable_line
@@ -27,7 +27,8 @@ def listed_entries(output: Path, staging: Path, written: list[Path]) -> list[str
     for path in written:
         top = path.relative_to(staging).parts[0]
         files_below[top] = files_below.get(top, 0) + 1
-    return [f"{output / name}" if (staging / name).is_file() else f"{output / name}/ ({count} files)"
+    return [f"{output / name}" if (staging / name).is_file()
+            else f"{output / name}/ ({count} file{'' if count == 1 else 's'})"
             for name, count in sorted(files_below.items())]
 
 
@@ -75,7 +76,8 @@ def compile_command(
             from deeploy_core.report.memory_plot import write_memory_plot
             from deeploy_core.report.plot_levels import memory_plot_levels
 
-            title = f"{model.name} on {options.platform}{plot_settings(generated.report)}: static memory map"
+            title = (f"{model_display_name(model)} on {options.platform}{plot_settings(generated.report)}: "
+                     f"static memory map")
             written += write_memory_plot(staging, title, memory_plot_levels(deployer.compilation))
         # Last, so that it holds the time spent writing the others; never in report.json (see GeneratedNetwork).
         written.append(generated.write_timings(staging))

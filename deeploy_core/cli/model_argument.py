@@ -62,3 +62,9 @@ def folder_inputs() -> Path | None:
     """The model folder's sample inputs, if MODEL was a folder that has them."""
     folder: ModelFolder | None = click.get_current_context().meta.get(FOLDER_KEY)
     return folder.inputs if folder is not None else None
+
+
+def model_display_name(model: Path) -> str:
+    """How titles name MODEL: a test folder by its own name (every one holds ``network.onnx``), a file by its."""
+    folder: ModelFolder | None = click.get_current_context().meta.get(FOLDER_KEY)
+    return folder.folder.name if folder is not None else model.name

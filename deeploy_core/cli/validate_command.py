@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -9,13 +10,17 @@ from rich.console import Console
 
 from deeploy_core.api import validate_model
 from deeploy_core.cli.extension_options_help import CompilingCommand
-from deeploy_core.cli.model_argument import folder_data
+from deeploy_core.cli.model_argument import folder_data, model_display_name
+from deeploy_core.cli.compile_command import plot_settings
 from deeploy_core.cli.model_options import compile_options, model_options
+from deeploy_core.cli.profile_table import profile_footer, profile_table
 from deeploy_core.cli.progress import print_timings, quiet_option, stage_progress
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
 from deeploy_core.cli.table_output import TextTable, print_table
 from deeploy_core.errors import printable_line
+from deeploy_core.report.layer_profile import LayerProfile, layer_profile
+from deeploy_core.report.profile_page import write_profile_page
 from deeploy_core.validate.reference_kind import describe_reference
 
 VALIDATION_COLUMNS = ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches",
@@ -40,6 +45,12 @@ VALIDATION_COLUMNS = ("output", "max |ref|", "max abs error", "max rel error", "
               help="RunNetwork calls (all must give identical outputs; the best time is shown).")
 @click.option("--build-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Keep the build here (default: a temporary folder).")
+@click.option("--profile", is_flag=True,
+              help="Build with a clock read between layers and print each layer's best time (with its op, kernel, "
+                   "MACs and share), and write the per-layer chart to --profile-html.")
+@click.option("--profile-html", type=click.Path(path_type=Path, dir_okay=False), default=Path("profile.html"),
+              show_default=True, help="Where --profile writes its page (a file there that is not such a page is "
+                                      "never replaced).")
 @quiet_option
 @click.pass_obj
 def validate_command(
@@ -53,10 +64,14 @@ def validate_command(
     lsb_tolerance: float | None,
     repeats: int,
     build_dir: Path | None,
+    profile: bool,
+    profile_html: Path,
     quiet: bool,
     **selection: object,
 ) -> None:
     """Compile MODEL, build and run it, and compare with ONNX Runtime, --outputs or LiteRT (--reference).
+
+    With --profile, also time every layer and write a chart of time and memory per layer.
 
     Float outputs pass when their largest error is at most 1e-4 of the
     reference's max |value| and their cosine similarity at least 0.9999; a
@@ -79,6 +94,7 @@ def validate_command(
             generated, result = validate_model(
                 model, options, session.host, inputs_npz, outputs_npz, atol, rtol, repeats, build_dir,
                 progress=progress, lsb_tolerance=lsb_tolerance, notice=notices.append, reference=reference,
+                profile=profile,
             )
             build_and_run = progress.seconds_since("build and run")
     finally:
@@ -100,6 +116,9 @@ def validate_command(
     console = Console(soft_wrap=True)
     print_table(console, table)
     console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)", highlight=False)
+    if profile:
+        measured = layer_profile(generated.report, result.layer_ns, repeats, plot_settings(generated.report))
+        show_profile(console, replace(measured, network=model_display_name(model)), profile_html)
     # Building starts by writing the files (timed as ``write``): not counted twice.
     build_and_run -= generated.timings.get("stages", {}).get("write", 0.0)
     print_timings(generated.timings, quiet, {"build and run": build_and_run})
@@ -111,3 +130,12 @@ def validate_command(
                        "Runtime in each layer; compare with the .tflite file (--reference MODEL.tflite) or use "
                        "--quantization exact", err=True)
         raise SystemExit(1)
+
+
+def show_profile(console: Console, profile: LayerProfile, page: Path) -> None:
+    """The per-layer table, the lines that say what its figures are, and the page."""
+    print_table(console, profile_table(profile))
+    for line in profile_footer(profile):
+        console.print(line, highlight=False)
+    write_profile_page(page, profile)
+    console.print(f"wrote {page}", highlight=False, markup=False)

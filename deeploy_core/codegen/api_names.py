@@ -139,6 +139,16 @@ class NetworkApi:
         return self._macro("ARENA_BYTES")
 
     @property
+    def num_layers(self) -> str:
+        """How many layers ``RunNetwork`` runs: a profile build marks each start and the end (``NUM_LAYERS + 1``)."""
+        return self._macro("NUM_LAYERS")
+
+    @property
+    def profile_mark(self) -> str:
+        """The function a profile build (``-DDC_PROFILE``) calls between layers; the application defines it."""
+        return self._global("profile_mark")
+
+    @property
     def arena_alignment(self) -> str:
         return self._macro("ARENA_ALIGNMENT")
 
@@ -175,7 +185,8 @@ DEFAULT_API = NetworkApi()
 """Today's names, the arena inside ``Network.c``, no sections."""
 
 
-_ALIASED = ("inputs", "inputs_bytes", "outputs", "outputs_bytes", "num_inputs", "num_outputs", "arena_bytes", "run")
+_ALIASED = ("inputs", "inputs_bytes", "outputs", "outputs_bytes", "num_inputs", "num_outputs", "arena_bytes", "run",
+            "num_layers", "profile_mark")
 
 
 def default_name_macros(api: NetworkApi) -> list[str]:

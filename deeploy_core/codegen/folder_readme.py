@@ -59,6 +59,7 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
     ]
     if self_test:
         lines.append("make test                              # build and run the self-test")
+    lines.append("make profile REPEATS=20                # every layer's best time over 20 runs, on this host")
     lines += [
         f"cmake -S . -B cmake-build && cmake --build cmake-build   # the same library as CMake target `{cmake_target}`",
         "```",
@@ -94,6 +95,17 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
             "`runtime/host` emulates the hardware on a host; it is linked into test programs, not into",
             "`libnetwork.a`.",
         ]
+    lines += [
+        "",
+        "## Profile",
+        "",
+        "`make profile` compiles `Network.c` again with `-DDC_PROFILE`, which makes `RunNetwork` call",
+        f"`{api.profile_mark}(k)` before layer k and after the last, links `profile/dc_profile_main.c`",
+        "(which reads `clock_gettime` there) and prints each layer's best time, op, kernel and MACs",
+        "on the self-test's inputs." if self_test else "on zeroed inputs (compile with --inputs for real data).",
+        "On a microcontroller, build with `-DDC_PROFILE` and define that function yourself to read a cycle",
+        "counter.  Without `-DDC_PROFILE` the marks compile to nothing.",
+    ]
     if self_test:
         lines += [
             "",

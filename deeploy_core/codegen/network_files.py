@@ -21,6 +21,7 @@ from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.arena_views import padded_bytes, typed_address, union_definition, union_members
 from deeploy_core.codegen.c_linkage import C_LINKAGE_CLOSE, C_LINKAGE_OPEN
 from deeploy_core.codegen.execution_block import ExecutionBlock
+from deeploy_core.codegen.profile_marks import profile_declaration, profile_macro, profile_mark_call
 from deeploy_core.codegen.weight_literals import bit_pattern_rows, bits_c_type, has_bit_patterns, integer_rows
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import Buffer, BufferKind, NetworkContext
@@ -243,8 +244,9 @@ def emit_weights(ctxt: NetworkContext, api: NetworkApi = DEFAULT_API) -> tuple[s
     return header, source
 
 
-def emit_header(ctxt: NetworkContext, plan: MemoryPlan, network_name: str, api: NetworkApi = DEFAULT_API) -> str:
-    """``Network.h``: the network's C API (names from ``api``)."""
+def emit_header(ctxt: NetworkContext, plan: MemoryPlan, network_name: str, api: NetworkApi = DEFAULT_API,
+                layer_count: int = 0) -> str:
+    """``Network.h``: the network's C API (names from ``api``); ``layer_count``: the layers ``RunNetwork`` runs."""
     inputs = ctxt.of_kind(BufferKind.INPUT)
     outputs = ctxt.graph_outputs
     user_arena = [
@@ -270,6 +272,8 @@ def emit_header(ctxt: NetworkContext, plan: MemoryPlan, network_name: str, api: 
         f"extern const uint32_t {api.inputs_bytes}[{api.num_inputs} > 0 ? {api.num_inputs} : 1];",
         f"extern void *{api.outputs}[{api.num_outputs}];",
         f"extern const uint32_t {api.outputs_bytes}[{api.num_outputs}];",
+        "",
+        *profile_declaration(api, layer_count),
         "",
         *([f"/* Returns 0 and runs in arena from now on; -1, changing nothing, for NULL or a misaligned arena. */"]
           if api.user_arena else []),
@@ -406,10 +410,13 @@ def emit_source(
         lines.append("    return 0;")
     lines.append("}")
     lines.append("")
+    lines.extend(profile_macro(api))
     lines.append(f"void {api.run}(void) {{")
-    for block in blocks:
+    for index, block in enumerate(blocks):
+        lines.append(f"    {profile_mark_call(index)}")
         for text in block.body:
             lines.extend(f"    {line}" for line in text.splitlines())
+    lines.append(f"    {profile_mark_call(len(blocks))}")
     lines.append("}")
     lines.append("")
     return "\n".join(lines)

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
-from deeploy_core.codegen.build_files import BuildFlags, cmake_target, cmakelists, makefile
+from deeploy_core.codegen.build_files import PROFILE_MAIN, BuildFlags, cmake_target, cmakelists, makefile
 from deeploy_core.codegen.folder_readme import folder_readme
+from deeploy_core.codegen.profile_program import profile_main
 from deeploy_core.codegen.runtime_files import RuntimeFiles
 from deeploy_core.platform.runtime_library import RuntimeLibrary
 
@@ -35,6 +36,7 @@ def folder_texts(files: Mapping[str, str], runtime: RuntimeLibrary, placed: Runt
     has_test = bool(self_test)
     texts = {
         **self_test,
+        PROFILE_MAIN: profile_main(report, has_test, api),
         "Makefile": makefile(sources, placed, flags, has_test),
         "CMakeLists.txt": cmakelists(sources, placed, flags, has_test, cmake_target(api.prefix)),
         "README.md": folder_readme(str(report.get("network", "network")), str(report.get("platform", "")), placed,

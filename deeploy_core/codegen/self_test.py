@@ -25,6 +25,7 @@ import numpy as np
 
 from deeploy_core.codegen.build_files import SELF_TEST_SOURCES
 from deeploy_core.errors import DeeployError
+from deeploy_core.ir.names import c_string
 from deeploy_core.network.generated import TensorSpec
 from deeploy_core.tolerance import Rule, Tolerance, rule_for
 
@@ -35,20 +36,6 @@ C_TYPES = {
 }
 
 __all__ = ["C_TYPES", "Tolerance", "c_string", "self_test_files"]
-
-
-def c_string(text: str) -> str:
-    """``text`` as a C string literal holding only printable ASCII (anything else as octal escapes)."""
-    parts = []
-    for byte in text.encode("utf-8"):
-        char = chr(byte)
-        if char in '"\\?':
-            parts.append("\\" + char)
-        elif 32 <= byte < 127:
-            parts.append(char)
-        else:
-            parts.append(f"\\{byte:03o}")
-    return '"' + "".join(parts) + '"'
 
 
 def _double(value: float) -> str:
@@ -129,6 +116,9 @@ def _data_source(inputs: list[tuple[TensorSpec, np.ndarray]], outputs: list[tupl
         lines.append(f"const unsigned char dc_selftest_input_{index}[{max(len(raw), 1)}] = {{")
         lines.append(_rows([f"0x{byte:02x}" for byte in raw] or ["0"], 16))
         lines.append("};")
+    names = ", ".join(f"dc_selftest_input_{index}" for index in range(len(inputs))) or "0"
+    lines.append("/* Every input, for programs that loop over them (make profile). */")
+    lines.append(f"const unsigned char *const dc_selftest_inputs[{max(len(inputs), 1)}] = {{{names}}};")
     for index, (_, array) in enumerate(outputs):
         values = [_double(value) for value in np.asarray(array, dtype=np.float64).reshape(-1).tolist()]
         lines.append(f"const double dc_selftest_expected_{index}[{max(len(values), 1)}] = {{")

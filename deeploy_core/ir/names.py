@@ -90,3 +90,17 @@ def c_comment_text(text: str, limit: int = 80) -> str:
     if safe[-1:] in ("*", "/"):
         safe += " "
     return safe
+
+
+def c_string(text: str) -> str:
+    """``text`` as a C string literal holding only printable ASCII (anything else as octal escapes)."""
+    parts = []
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char in '"\\?':
+            parts.append("\\" + char)
+        elif 32 <= byte < 127:
+            parts.append(char)
+        else:
+            parts.append(f"\\{byte:03o}")
+    return '"' + "".join(parts) + '"'

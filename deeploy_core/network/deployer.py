@@ -147,7 +147,7 @@ class NetworkDeployer(Deployer):
         api = compilation.settings.c_api
         weights_header, weights_source = emit_weights(ctxt, api)
         files = {
-            HEADER_NAME: emit_header(ctxt, plan, name, api),
+            HEADER_NAME: emit_header(ctxt, plan, name, api, len(blocks)),
             SOURCE_NAME: emit_source(ctxt, plan, blocks, headers, name, compilation.code.definitions,
                                      self.platform.placement, api),
             WEIGHTS_HEADER: weights_header,

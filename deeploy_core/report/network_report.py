@@ -20,6 +20,7 @@ def layer_rows(layers: list[Layer], ctxt: NetworkContext) -> list[dict[str, Any]
         rows.append(
             {
                 "index": layer.index,
+                "key": layer.c_name,
                 "node": layer.name,
                 "op": layer.op_type,
                 "kernel": layer.mapper.label(),

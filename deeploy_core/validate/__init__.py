@@ -2,7 +2,7 @@
 
 from deeploy_core.validate.build import BuildError, Toolchain, build_executable
 from deeploy_core.validate.compare import OutputComparison, compare_output
-from deeploy_core.validate.run import ValidationResult, compare_outputs, run_network
+from deeploy_core.validate.run import ValidationResult, compare_outputs, run_network, run_profiled
 
 __all__ = [
     "BuildError",
@@ -13,4 +13,5 @@ __all__ = [
     "compare_output",
     "compare_outputs",
     "run_network",
+    "run_profiled",
 ]

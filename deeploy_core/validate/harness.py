@@ -2,7 +2,10 @@
 
 It reads the inputs from a binary file, runs ``RunNetwork`` several times,
 checks that every run produced bit-identical outputs (``RunNetwork`` must be
-repeatable), writes the outputs and prints the best run time.
+repeatable), writes the outputs and prints the best run time.  Built with
+``-DDC_PROFILE`` it also defines the function ``RunNetwork`` calls between
+layers (:mod:`deeploy_core.codegen.profile_marks`) and prints each layer's
+best time over the runs (``layer_ns K NS``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,23 @@ static double now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+
+#ifdef DC_PROFILE
+/* The clock at each mark of the run in progress, and each layer's best time over the runs so far. */
+static double mark_ns[DEEPLOY_NETWORK_NUM_LAYERS + 1];
+static double layer_best_ns[DEEPLOY_NETWORK_NUM_LAYERS + 1];
+
+void DeeployNetwork_profile_mark(uint32_t mark) {
+    if (mark <= DEEPLOY_NETWORK_NUM_LAYERS) mark_ns[mark] = now_ns();
+}
+
+static void keep_layer_times(int run) {
+    for (int k = 0; k < DEEPLOY_NETWORK_NUM_LAYERS; ++k) {
+        double elapsed = mark_ns[k + 1] - mark_ns[k];
+        if (run == 0 || elapsed < layer_best_ns[k]) layer_best_ns[k] = elapsed;
+    }
+}
+#endif
 
 int main(int argc, char **argv) {
     if (argc != 4) {
@@ -52,6 +72,9 @@ int main(int argc, char **argv) {
         RunNetwork();
         double elapsed = now_ns() - start;
         if (best < 0.0 || elapsed < best) best = elapsed;
+#ifdef DC_PROFILE
+        keep_layer_times(r);
+#endif
         size_t at = 0;
         for (int o = 0; o < DEEPLOY_NETWORK_NUM_OUTPUTS; ++o) {
             if (r == 0) {
@@ -73,6 +96,9 @@ int main(int argc, char **argv) {
     fclose(out);
     free(first);
     printf("best_ns %.0f\n", best);
+#ifdef DC_PROFILE
+    for (int k = 0; k < DEEPLOY_NETWORK_NUM_LAYERS; ++k) printf("layer_ns %d %.0f\n", k, layer_best_ns[k]);
+#endif
     return 0;
 }
 """

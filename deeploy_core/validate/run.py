@@ -16,11 +16,12 @@ from deeploy_core.tolerance import Tolerance, rule_for
 
 @dataclass
 class ValidationResult:
-    """Per-output comparisons and the best measured run time."""
+    """Per-output comparisons, the best measured run time and, from a profile build, each layer's best time."""
 
     comparisons: list[OutputComparison]
     best_ns: float
     outputs: list[np.ndarray]
+    layer_ns: tuple[float, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -41,6 +42,14 @@ def run_network(
     executable: Path, generated: GeneratedNetwork, inputs: dict[str, np.ndarray], repeats: int = 2
 ) -> tuple[list[np.ndarray], float]:
     """Feed ``inputs`` (by name) to the program; returns the outputs and the best time in ns."""
+    outputs, best, _ = run_profiled(executable, generated, inputs, repeats)
+    return outputs, best
+
+
+def run_profiled(
+    executable: Path, generated: GeneratedNetwork, inputs: dict[str, np.ndarray], repeats: int = 2
+) -> tuple[list[np.ndarray], float, tuple[float, ...]]:
+    """:func:`run_network`, plus each layer's best time in ns when the program is a profile build (else ``()``)."""
     directory = executable.parent
     input_file, output_file = directory / "inputs.bin", directory / "outputs.bin"
     with input_file.open("wb") as handle:
@@ -59,7 +68,14 @@ def run_network(
         outputs.append(np.frombuffer(raw, dtype=dtype, count=count, offset=at).reshape(spec.shape).copy())
         at += count * dtype.itemsize
     best = float(result.stdout.split()[1]) if result.stdout.startswith("best_ns") else float("nan")
-    return outputs, best
+    return outputs, best, layer_times(result.stdout)
+
+
+def layer_times(stdout: str) -> tuple[float, ...]:
+    """The harness's ``layer_ns K NS`` lines, in layer order."""
+    times = {int(fields[1]): float(fields[2]) for fields in (line.split() for line in stdout.splitlines())
+             if len(fields) == 3 and fields[0] == "layer_ns"}
+    return tuple(times[index] for index in sorted(times))
 
 
 def compare_outputs(
