@@ -35,10 +35,6 @@ class ExtensionNotFoundError(DeeployError, LookupError):
     """An extension was selected by a name that no loaded plugin registered."""
 
 
-class DuplicateExtensionError(DeeployError):
-    """Two plugins registered an extension of the same kind under the same name."""
-
-
 class PluginError(DeeployError):
     """A plugin failed while the host was calling into it.
 

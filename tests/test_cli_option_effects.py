@@ -668,6 +668,32 @@ def validate_build_dir(workspace: Workspace) -> None:
     assert {"Network.c", "report.json", "inputs.bin", "outputs.bin", "network"} <= {p.name for p in kept.iterdir()}
 
 
+def validate_profile(workspace: Workspace) -> None:
+    """The per-layer table and the page appear only with --profile; the page goes where --profile-html says."""
+    scratch = workspace.root / "profile_cwd"
+    scratch.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(scratch)
+        plain = workspace.invoke("validate", str(workspace.models["cnn"]))
+        profiled = workspace.invoke("validate", str(workspace.models["cnn"]), "--profile")
+    assert plain.ok and profiled.ok, plain.describe() + profiled.describe()
+    assert "per-layer time of" not in plain.stdout and "per-layer time of" in profiled.stdout
+    assert [path.name for path in scratch.iterdir()] == ["profile.html"]
+    compiled = workspace.run("compile", "cnn")
+    for layer in compiled.report["layers"]:  # type: ignore[index]
+        assert layer["node"] in profiled.stdout and layer["node"] in (scratch / "profile.html").read_text()
+
+
+def validate_profile_html(workspace: Workspace) -> None:
+    page = workspace.root / "pages" / "cnn-profile.html"
+    done = workspace.invoke("validate", str(workspace.models["cnn"]), "--profile", "--profile-html", str(page))
+    assert done.ok and page.is_file() and f"wrote {page}" in done.stdout, done.describe()
+    foreign = workspace.root / "pages" / "notes.html"
+    foreign.write_text("mine")
+    refused = workspace.invoke("validate", str(workspace.models["cnn"]), "--profile", "--profile-html", str(foreign))
+    assert not refused.ok and foreign.read_text() == "mine"
+
+
 def analyze_json(workspace: Workspace) -> None:
     table = workspace.invoke("analyze", str(workspace.models["cnn"]))
     printed = workspace.run("analyze", "cnn")
@@ -807,6 +833,8 @@ OWN_EFFECTS: dict[tuple[str, str], Effect] = {
                                         reason="all runs must agree, which a deterministic network always does: "
                                              "what changes is the count the best time is taken over"),
     ("validate", "--build-dir"): Scenario(validate_build_dir),
+    ("validate", "--profile"): Scenario(validate_profile),
+    ("validate", "--profile-html"): Scenario(validate_profile_html),
     ("compile", "--prefix"): Variants("cnn", ((), ("--prefix", "kws"), ("--prefix", "9x")), check_prefix),
     ("compile", "--arena"): Variants("cnn", (("--inputs", "@cnn_a.npz"), ("--arena", "user", "--inputs", "@cnn_a.npz"),
                                              ("--arena", "user", *CLUSTER)), check_arena),

@@ -98,7 +98,7 @@ def test_output_is_deterministic() -> None:
     assert memory_plot_svg(levels[1], index=1) == memory_plot_svg(_three_levels()[1], index=1)
     assert memory_plot_html("net", levels) == memory_plot_html("net", _three_levels())
     # Colours come from a stable hash, not Python's per-process salted hash(): pin one.
-    assert block_colour("conv1_out") == block_colour("conv1_out")
+    assert block_colour("conv1_out") == "#94a9dd"
     assert block_colour("conv1_out") != block_colour("conv2_out")
 
 

@@ -109,7 +109,7 @@ def test_existing_output_folder_is_not_overwritten_without_force(tmp_path: Path)
     assert forced.returncode == 0, forced.stderr
     assert sorted(p.name for p in out.iterdir()) == ["CMakeLists.txt", "Makefile", "Network.c", "Network.h",
                                                      "Network_weights.c", "Network_weights.h", "README.md",
-                                                     "report.json", "runtime", "timings.json"]
+                                                     "profile", "report.json", "runtime", "timings.json"]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "no staging folder left behind"
 
 
