@@ -14,6 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from deeploy_core.extension_origin import ExtensionOrigin as ExtensionOrigin
 from deeploy_core.options.spec import OptionSpec, check_option_specs
 
 if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
@@ -294,19 +295,6 @@ EXTENSION_TYPES: dict[str, type[Extension]] = {
     )
 }
 """Every extension kind, keyed by its ``kind`` string, in hook order."""
-
-
-@dataclass(frozen=True)
-class ExtensionOrigin:
-    """Which plugin registered an extension (for listings and error messages)."""
-
-    plugin: str
-    distribution: str
-    version: str = ""
-
-    def __str__(self) -> str:
-        label = f"{self.distribution} {self.version}".strip()
-        return f"{self.plugin} ({label})"
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ if TYPE_CHECKING:  # the lazily imported names below, for type checkers (and rea
     from deeploy_core.mapping.alias import ALIAS_MAPPERS as _ALIAS_MAPPERS
     from deeploy_core.memory import MemoryHierarchy as MemoryHierarchy
     from deeploy_core.memory import MemoryLevel as MemoryLevel
-    from deeploy_core.memory import MemoryLevelDeployerWrapper as MemoryLevelDeployerWrapper
+    from deeploy_core.memory.wrapper import MemoryLevelDeployerWrapper as MemoryLevelDeployerWrapper
     from deeploy_core.memory import load_hierarchy as load_hierarchy
     from deeploy_core.network import GeneratedNetwork as GeneratedNetwork
     from deeploy_core.network import NetworkDeployer as NetworkDeployer
@@ -247,7 +247,7 @@ _HOMES: dict[str, str] = {
     # memory levels
     "MemoryHierarchy": "deeploy_core.memory",
     "MemoryLevel": "deeploy_core.memory",
-    "MemoryLevelDeployerWrapper": "deeploy_core.memory",
+    "MemoryLevelDeployerWrapper": "deeploy_core.memory.wrapper",
     "load_hierarchy": "deeploy_core.memory",
     # platform data
     "Platform": "deeploy_core.platform",

@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "deeploy_core"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Leaves: errors, tolerances, version numbers, scratch folders, solver wrappers.
-    ("errors", "plugin_api_version", "temporary_paths", "tolerance", "solvers"),
+    ("errors", "extension_origin", "plugin_api_version", "temporary_paths", "tolerance", "solvers"),
     # The graph IR every stage works on.
     ("ir",),
     # What a stage needs about one layer: passes, op mapping (parser, binding, template), memory, allocators.

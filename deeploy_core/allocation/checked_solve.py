@@ -17,7 +17,7 @@ from typing import Any
 
 from deeploy_core.allocation.problem import AllocationProblem, AllocationSolution
 from deeploy_core.errors import DeeployError, PluginError
-from deeploy_core.extensions import ExtensionOrigin
+from deeploy_core.extension_origin import ExtensionOrigin
 
 
 def malformed_solution(solution: object) -> str | None:

@@ -11,7 +11,8 @@ from deeploy_core.options import OptionSpec, level_size_options
 
 if TYPE_CHECKING:
     from deeploy_core.deployer import Deployer, DeployerWrapper
-    from deeploy_core.memory import MemoryHierarchy, MemoryLevelDeployerWrapper
+    from deeploy_core.memory import MemoryHierarchy
+    from deeploy_core.memory.wrapper import MemoryLevelDeployerWrapper
     from deeploy_core.tiling.wrapper import TilerDeployerWrapper
 
 DEFAULT_ALLOCATOR = "first-fit"
@@ -54,7 +55,7 @@ def host_two_level_hierarchy() -> MemoryHierarchy:
 
 def _two_level_wrapper(deployer: Deployer | DeployerWrapper, l1: int | None = None,
                        l2: int | None = None) -> MemoryLevelDeployerWrapper:
-    from deeploy_core.memory import MemoryLevelDeployerWrapper
+    from deeploy_core.memory.wrapper import MemoryLevelDeployerWrapper
 
     return MemoryLevelDeployerWrapper(deployer, host_two_level_hierarchy(), {"L1": l1, "L2": l2})
 

@@ -26,7 +26,7 @@ import numpy as np
 from deeploy_core.codegen.build_files import SELF_TEST_SOURCES
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir.names import c_string
-from deeploy_core.network.generated import TensorSpec
+from deeploy_core.ir.tensor_spec import TensorSpec
 from deeploy_core.tolerance import Rule, Tolerance, rule_for
 
 C_TYPES = {

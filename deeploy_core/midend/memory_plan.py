@@ -13,7 +13,7 @@ from typing import Any
 
 from deeploy_core.allocation import AllocationBlock, AllocationProblem, find_allocation_errors
 from deeploy_core.allocation.checked_solve import allocator_error, solve_checked
-from deeploy_core.extensions import ExtensionOrigin
+from deeploy_core.extension_origin import ExtensionOrigin
 from deeploy_core.ir import NetworkContext
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.lifetimes import Lifetime, compute_lifetimes

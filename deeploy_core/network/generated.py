@@ -12,22 +12,8 @@ from typing import Any
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.output_folder import write_build_folder
 from deeploy_core.codegen.runtime_files import RuntimeFiles, runtime_files
+from deeploy_core.ir.tensor_spec import TensorSpec as TensorSpec
 from deeploy_core.platform import RuntimeLibrary
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    """Name, numpy dtype name and shape of a network input or output.
-
-    ``step`` is the value of one quantisation step (LSB) of an output: the
-    scale of the DequantizeLinear producing it, 1 for integer outputs, None for
-    plain float outputs.  Validation reports errors in LSB with it.
-    """
-
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    step: float | None = None
 
 
 @dataclass

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
-from deeploy_core.network.generated import TensorSpec
+from deeploy_core.ir.tensor_spec import TensorSpec
 from deeploy_core.testing.cross_targets import CORTEX_M4, RV32IMC
 from deeploy_core.testing.emulated_targets import TARGETS as EMULATED_TARGETS
 from deeploy_core.testing.emulated_targets import EmulatedBuildError, build_program, run_program

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deeploy_core.network.generated import TensorSpec
+from deeploy_core.ir.tensor_spec import TensorSpec
 from deeploy_core.validate.compare import compare_output
 
 FLOAT_RELATIVE = 1e-6

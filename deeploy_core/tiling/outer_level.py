@@ -40,7 +40,7 @@ from deeploy_core.allocation import AllocationBlock, AllocationProblem, Allocati
 from deeploy_core.allocation.checked_solve import allocator_error, allocator_origin, solve_checked
 from deeploy_core.compilation import Compilation
 from deeploy_core.errors import DeeployError
-from deeploy_core.extensions import ExtensionOrigin
+from deeploy_core.extension_origin import ExtensionOrigin
 from deeploy_core.ir import BufferKind, NetworkContext
 from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.midend.lifetimes import Lifetime
