@@ -14,7 +14,7 @@ from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.profile_marks import PROFILE_DEFINE
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import Deployer
-from deeploy_core.deployer.progress import ProgressLike, as_progress
+from deeploy_core.progress import ProgressLike, as_progress
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import platform_claims
 from deeploy_core.frontend.custom_ops import OpClaims

@@ -36,7 +36,7 @@ from deeploy_core.api import CompileOptions, compile_model, reference_inputs
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi, default_name_shim
 from deeploy_core.frontend.claims import platform_claims
 from deeploy_core.ir.dtypes import INT8
-from deeploy_core.network.generated import GeneratedNetwork, TensorSpec
+from deeploy_core.codegen.generated_network import GeneratedNetwork, TensorSpec
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.fuzz.graphs import FuzzGraph
 from deeploy_core.testing.output_equality import Golden

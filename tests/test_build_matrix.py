@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deeploy_core.network.generated import TensorSpec
+from deeploy_core.codegen.generated_network import TensorSpec
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.build_matrix import (
     BASELINE,

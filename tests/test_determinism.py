@@ -114,7 +114,7 @@ def test_the_check_catches_nondeterministic_output(leak: str, plugins_installed:
     """A ``sitecustomize`` in the children appends a nondeterministic comment to Network.h: it must be named."""
     (tmp_path / "sitecustomize.py").write_text(
         "import itertools\n"
-        "import deeploy_core.network.generated as generated\n"
+        "import deeploy_core.codegen.generated_network as generated\n"
         "_compiled = itertools.count()\n"
         "_write = generated.GeneratedNetwork.write\n"
         "def write(self, directory):\n"

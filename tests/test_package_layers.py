@@ -26,16 +26,16 @@ PACKAGE = Path(__file__).resolve().parent.parent / "deeploy_core"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Leaves: errors, tolerances, version numbers, scratch folders, solver wrappers.
-    ("errors", "extension_origin", "plugin_api_version", "temporary_paths", "tolerance", "solvers"),
+    ("errors", "extension_origin", "plugin_api_version", "progress", "temporary_paths", "tolerance", "solvers"),
     # The graph IR every stage works on.
     ("ir",),
     # What a stage needs about one layer: passes, op mapping (parser, binding, template), memory, allocators.
     ("passes", "mapping", "allocation", "memory"),
-    # The stages and the plugin machinery that feeds them.
+    # The stages, the compile state they share, and the plugin machinery that feeds them.
     ("frontend", "lowering", "midend", "tiling", "codegen", "report", "options", "extensions", "hookspecs", "plugins",
-     "platform"),
-    # One compile: its state, the deployers that run the stages, the generated network, validation.
-    ("compilation", "deployer", "network", "builtin", "op_tiling", "supported_ops", "node_support_reasons",
+     "platform", "compilation"),
+    # One compile run: the deployers that run the stages, the network deployer, validation.
+    ("deployer", "network", "builtin", "op_tiling", "supported_ops", "node_support_reasons",
      "model_support", "validate"),
     # Composing deployers from the user's selection; the library's public surfaces.
     ("compose", "api", "plugin_api", "plugin_template"),
@@ -57,10 +57,6 @@ UPWARD_ALLOWED: dict[tuple[str, str], str] = {
         "their claims as data the front end reads",
     ("deeploy_core.mapping.binding", "deeploy_core.tiling.geometry"):
         "a binding carries the tiler's TileConstraint type; the constraint interface belongs in mapping",
-    ("deeploy_core.report.plot_levels", "deeploy_core.compilation"):
-        "the memory plot reads the whole compile state; it should take the placed buffers",
-    ("deeploy_core.tiling.outer_level", "deeploy_core.compilation"):
-        "the L3 placement reads the whole compile state; it should take the context, layers and settings",
 }
 """(importing module, imported module) → why it still points up and what removes it.  Only ever shrinks."""
 

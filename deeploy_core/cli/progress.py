@@ -35,7 +35,7 @@ def quiet_option(command: CommandT) -> CommandT:
 
 
 class StatusLineProgress:
-    """A :class:`~deeploy_core.deployer.progress.Progress` that shows ``title: stage — detail`` in a spinner.
+    """A :class:`~deeploy_core.progress.Progress` that shows ``title: stage — detail`` in a spinner.
 
     It also remembers when each stage started, so a command can time the
     stages it runs itself (``build and run`` in ``validate``).  Without a

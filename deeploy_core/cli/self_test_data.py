@@ -21,7 +21,7 @@ from deeploy_core.codegen.api_names import default_name_shim
 from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
 from deeploy_core.codegen.self_test import self_test_files
 from deeploy_core.deployer import Deployer
-from deeploy_core.deployer.progress import ProgressLike
+from deeploy_core.progress import ProgressLike
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import platform_claims
 from deeploy_core.ir import DataType

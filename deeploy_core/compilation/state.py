@@ -22,11 +22,11 @@ from deeploy_core.compilation.allocator import Allocator
 from deeploy_core.compilation.code_additions import CodeAdditions
 from deeploy_core.compilation.results import Results
 from deeploy_core.compilation.settings import CompileSettings
-from deeploy_core.deployer.progress import SILENT_PROGRESS, Progress
+from deeploy_core.progress import SILENT_PROGRESS, Progress
 from deeploy_core.ir import NetworkContext
 from deeploy_core.mapping import Layer
 from deeploy_core.midend.memory_plan import MemoryPlan
-from deeploy_core.network.generated import GeneratedNetwork
+from deeploy_core.codegen.generated_network import GeneratedNetwork
 from deeploy_core.options.resolved import ExtensionOptions
 from deeploy_core.platform import Platform
 from deeploy_core.plugins import PluginHost

@@ -18,7 +18,7 @@ import time
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol, runtime_checkable
 
-from deeploy_core.deployer.progress import SILENT_PROGRESS, Progress, ProgressLike, as_progress
+from deeploy_core.progress import SILENT_PROGRESS, Progress, ProgressLike, as_progress
 
 if TYPE_CHECKING:
     from deeploy_core.compilation import Compilation
@@ -76,7 +76,7 @@ class StageDriver:
     ) -> Any:
         """Run all stages on ``model`` (a path; kept as ``compilation.model``) and return what the last stage returned.
 
-        ``progress`` (a :class:`~deeploy_core.deployer.progress.Progress` or a
+        ``progress`` (a :class:`~deeploy_core.progress.Progress` or a
         callback taking the stage name) is told each stage before it starts
         and, through :attr:`progress`, whatever the stages report inside;
         ``after_stage(stage, deployer)`` runs after each one (e.g. to export

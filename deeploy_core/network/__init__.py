@@ -1,18 +1,19 @@
 """The core deployer and its products.
 
-The names are imported on first use: the compilation state imports
-:mod:`deeploy_core.network.generated`, and an eager import of the deployer
-here would close a circle through :mod:`deeploy_core.deployer`.
+The names are imported on first use, so that importing the package for one
+of them does not load the whole deployer.  ``GeneratedNetwork`` lives in
+:mod:`deeploy_core.codegen.generated_network`, below the compile state that
+holds it.
 """
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers
     from deeploy_core.network.deployer import NetworkDeployer
-    from deeploy_core.network.generated import GeneratedNetwork
+    from deeploy_core.codegen.generated_network import GeneratedNetwork
 
 _HOMES = {
-    "GeneratedNetwork": "deeploy_core.network.generated",
+    "GeneratedNetwork": "deeploy_core.codegen.generated_network",
     "NetworkDeployer": "deeploy_core.network.deployer",
 }
 

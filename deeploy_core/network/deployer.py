@@ -52,7 +52,7 @@ from deeploy_core.midend.memory_plan import plan_arena
 from deeploy_core.midend.parse import map_nodes
 from deeploy_core.midend.aliases import mark_aliases
 from deeploy_core.midend.transients import hoist_transient_buffers
-from deeploy_core.network.generated import GeneratedNetwork, TensorSpec
+from deeploy_core.codegen.generated_network import GeneratedNetwork, TensorSpec
 from deeploy_core.passes import Pass, Pipeline
 from deeploy_core.platform import Platform, network_runtime
 from deeploy_core.plugins.operators import plugin_mappers

@@ -86,7 +86,7 @@ class ReportSchemaCheck:
 
     def install(self) -> None:
         """Wrap ``GeneratedNetwork.write`` so that each report it writes is validated."""
-        from deeploy_core.network.generated import GeneratedNetwork
+        from deeploy_core.codegen.generated_network import GeneratedNetwork
 
         original = GeneratedNetwork.write
         check = self

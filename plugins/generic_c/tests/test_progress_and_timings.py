@@ -18,7 +18,7 @@ import pytest
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.cli.progress import StatusLineProgress
 from deeploy_core.deployer import STAGES
-from deeploy_core.deployer.progress import Progress
+from deeploy_core.progress import Progress
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.folders import folder_files
 from deeploy_core.testing.terminal import Finished, run_on_terminal, run_piped
