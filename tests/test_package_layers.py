@@ -55,8 +55,6 @@ UPWARD_ALLOWED: dict[tuple[str, str], str] = {
     ("deeploy_core.frontend.claims", "deeploy_core.deployer.base"):
         "the front end builds every platform's deployer to learn the ops it claims; platforms should declare "
         "their claims as data the front end reads",
-    ("deeploy_core.mapping.binding", "deeploy_core.tiling.geometry"):
-        "a binding carries the tiler's TileConstraint type; the constraint interface belongs in mapping",
 }
 """(importing module, imported module) → why it still points up and what removes it.  Only ever shrinks."""
 

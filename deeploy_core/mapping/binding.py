@@ -10,8 +10,8 @@ from deeploy_core.mapping.parser import NodeParser
 from deeploy_core.mapping.template import NodeTemplate
 from deeploy_core.mapping.typecheck import NodeTypeChecker
 
-if TYPE_CHECKING:  # tiling imports mapping; the mapper only holds a constraint
-    from deeploy_core.tiling.geometry import TileConstraint
+if TYPE_CHECKING:  # onnx-graphsurgeon, which the constraint's module loads, is too heavy for loading plugins
+    from deeploy_core.mapping.tile_constraint import TileConstraint
 
 
 @dataclass(frozen=True)
