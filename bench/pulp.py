@@ -23,7 +23,7 @@ from pathlib import Path
 from deeploy_core.api import CompileOptions, compile_model, validate_model
 from deeploy_core.plugins import PluginHost, PluginSelection
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 
 DEFAULT_L2 = 512 * 1024
 

@@ -44,7 +44,7 @@ from typing import Any
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost, PluginSelection
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 
 MODEL_SET = ("Models/miniMobileNet", "Models/MLPerf/KeywordSpotting", "ImageClassification", "AnomalyDetection",
              "VisualWakeWords")

@@ -27,7 +27,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.tiling import cp_model
 from deeploy_core.tiling import wrapper as tiling_wrapper
 from deeploy_core.tiling.cp_model import minimum_memory
-from deeploy_core.tiling.wrapper import TilingInfeasibleError, TilingSolveStoppedError
+from deeploy_core.tiling.errors import TilingInfeasibleError, TilingSolveStoppedError
 from tests.tiling.test_cp_model import conv_like
 
 ENV = {**os.environ, "DEEPLOY_CORE_PLUGINS": "pulp-cluster"}

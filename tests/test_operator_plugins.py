@@ -42,7 +42,7 @@ from deeploy_core.testing import OperatorConformance
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.tiling.constraints import UNTILED, tile_constraint_of
 from deeploy_core.tiling.geometry import ChannelParameters, Elementwise, TileConstraint
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin

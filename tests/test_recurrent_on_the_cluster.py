@@ -118,7 +118,7 @@ def test_an_l1_too_small_for_the_recurrence_says_why_it_is_not_cut(
         keyword_spotter: tuple[Path, dict[str, np.ndarray]], cluster_host: PluginHost) -> None:
     """Below what the one tile needs without its weights, the diagnosis names the recurrence as the reason."""
     from deeploy_core.api import compile_model
-    from deeploy_core.tiling.wrapper import TilingInfeasibleError
+    from deeploy_core.tiling.errors import TilingInfeasibleError
 
     model, _ = keyword_spotter
     with pytest.raises(TilingInfeasibleError) as raised:

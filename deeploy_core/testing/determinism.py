@@ -35,7 +35,7 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.errors import DeeployError
 from deeploy_core.plugins import PluginHost, PluginSelection, PluginStatus
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 
 PLUGINS = ("generic-c", "pulp-cluster", "minimalloc", "tetris")
 """The plugins a child loads (``DEEPLOY_CORE_PLUGINS``): both platforms and every allocator plugin."""

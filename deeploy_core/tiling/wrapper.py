@@ -17,12 +17,9 @@ allocator that made it, against the level's capacity.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import replace
 from typing import Any
-
-import onnx_graphsurgeon as gs
 
 from deeploy_core.allocation import (
     AllocationBlock,
@@ -37,31 +34,31 @@ from deeploy_core.deployer.base import Deployer
 from deeploy_core.deployer.wrapper import DeployerWrapper
 from deeploy_core.codegen.arena_views import union_members
 from deeploy_core.errors import DeeployError
-from deeploy_core.ir import BufferKind, NetworkContext
+from deeploy_core.ir import NetworkContext
 from deeploy_core.lowering.split_reductions import SplitReductions
 from deeploy_core.mapping import Layer
 from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.midend.memory_plan import MemoryPlan, align_up, plan_arena
 from deeploy_core.platform import Platform
-from deeploy_core.tiling.codegen import LayerLayout, bytes_moved
+from deeploy_core.tiling.codegen import LayerLayout
 from deeploy_core.tiling.constraints import tile_constraint_of
 from deeploy_core.tiling.alignment import tile_alignment
-from deeploy_core.tiling.cp_model import (EXTRA_BLOCK, LayerModel, MemoryNeed, TensorTerm, minimum_memory,
-                                         most_relaxed, solve_tiling)
-from deeploy_core.tiling.geometry import Extent, TileConstraint
-from deeploy_core.tiling.home_inputs import readable_in_place
+from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, solve_tiling
+from deeploy_core.tiling.diagnosis import diagnose, layer_label, minimum_level_size
+from deeploy_core.tiling.errors import TilingInfeasibleError, TilingSolveStoppedError
+from deeploy_core.tiling.geometry import TileConstraint
+from deeploy_core.tiling.layer_models import ModelBudget, layer_model, readable_inputs, whole_axes
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer
-from deeploy_core.tiling.fusion.boxes import pattern_entry
 from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes, intermediate_tensors
 from deeploy_core.tiling.fusion.planner import FusionPlanner
 from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level, report_outer_level
-from deeploy_core.tiling.report_entries import buffer_entry, cluster_entry
-from deeploy_core.tiling.scratch_term import SCRATCH_BLOCK, scratch_term
+from deeploy_core.tiling.scratch_term import SCRATCH_BLOCK
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, build_tiles
+from deeploy_core.tiling.tiling_report import TilerSettings, memory_level_report, tiling_report
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
 from deeploy_core.tiling.verification import check_tiles
 from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
@@ -69,12 +66,6 @@ from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_block
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 FUSION_MODES = ("none", "auto")
 """``none``: every layer tiled alone; ``auto``: chains fused where the tiler's cost says it pays."""
-
-
-def first_output(node: gs.Node) -> gs.Tensor:
-    """The node's first present output: ONNX marks absent optional outputs with an empty name, and an LSTM may
-    leave out ``Y`` (its first output) and keep only ``Y_h``."""
-    return next(tensor for tensor in node.outputs if tensor.name)
 
 
 def expand_model_order(order: list[str], block_ids: list[str]) -> list[str]:
@@ -92,27 +83,6 @@ def expand_model_order(order: list[str], block_ids: list[str]) -> list[str]:
         elif block in block_ids:
             expanded.append(block)
     return expanded
-
-
-class TilingInfeasibleError(DeeployError):
-    """No tiling fits the compute level; the message names the layer and the minimum size.
-
-    ``level`` and ``needed_bytes`` carry that size for programs that retry
-    with it (None when no size would help, e.g. an allocator that gave up).
-    """
-
-    def __init__(self, message: str, level: str | None = None, needed_bytes: int | None = None) -> None:
-        super().__init__(message)
-        self.level = level
-        self.needed_bytes = needed_bytes
-
-
-class TilingSolveStoppedError(DeeployError):
-    """The solver stopped (its limit, an interrupt) before finding a tiling or proving there is none.
-
-    Kept apart from :class:`TilingInfeasibleError` so that a search that
-    merely ran out of time is never reported, or retried, as infeasible.
-    """
 
 
 __all__ = ["TilerDeployerWrapper", "TilingInfeasibleError", "TilingSolveStoppedError", "TilingState", "TilingTimes",
@@ -348,63 +318,22 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def layer_models(self) -> list[LayerModel]:
         """The CP description of every tiled layer, with the whole compute level as budget."""
-        capacity = self._capacity()
-        slots = BUFFERING_SLOTS[self.buffering]
-        alignment = self.tile_alignment
-        models = []
-        candidates = self.tiled_candidates()
         home_size = self.memory_hierarchy.level(self.memory_hierarchy.default_level).size  # where tables are stored
+        budget = ModelBudget(self._capacity(), self.tile_alignment, BUFFERING_SLOTS[self.buffering],
+                             self.scratch_copies, home_size)
+        candidates, models = self.tiled_candidates(), []
         for number, layer in enumerate(candidates, 1):
-            self.progress.step(number, len(candidates), f"tiling model: {self._layer_label(layer)}")
-            constraint = self.constraint_of(layer)
-            node = layer.node
-            first = first_output(node)
-            out_shape = self.ctxt[first.name].shape
-            tiled_axes = self._tiled_axes(layer, constraint)
-            in_place = self.readable_inputs(layer)
-            tensors = []
-            for index, extents in enumerate(constraint.input_extents(node, self.ctxt)):
-                if extents is None:
-                    continue
-                tensor = node.inputs[index]
-                fixed = all(e.axis is None or e.axis not in tiled_axes for e in extents)
-                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, 1 if fixed else slots,
-                                          block=f"in{index}", readable_in_place=index in in_place))
-            for out_index, tensor in enumerate([t for t in node.outputs if t.name]):
-                shape = self.ctxt[tensor.name].shape
-                extents = tuple(Extent(dim, axis if axis in tiled_axes else None) for axis, dim in enumerate(shape)) \
-                    if tensor is first else tuple(Extent(dim) for dim in shape)
-                tensors.append(TensorTerm(tensor.name, extents, self.ctxt[tensor.name].dtype.size, slots,
-                                          block=f"out{out_index}"))
-            extra = self._scratch_terms(layer, constraint, tiled_axes, tensors)
-            columns = 1 + len(node.inputs) + len([t for t in node.outputs if t.name])
-            models.append(LayerModel(layer.c_name, out_shape, tuple(tiled_axes), tensors, columns, alignment,
-                                     capacity, extra_bytes=extra, table_budget=home_size))
+            self.progress.step(number, len(candidates), f"tiling model: {layer_label(layer)}")
+            models.append(layer_model(layer, self.constraint_of(layer), self.ctxt, budget))
         return models
-
-    def _tiled_axes(self, layer: Layer, constraint: TileConstraint) -> tuple[int, ...]:
-        """The output axes the tiler may cut (none for a layer with several outputs: it runs as one tile)."""
-        node = layer.node
-        return tuple(constraint.tiled_axes(node, self.ctxt)) if len([t for t in node.outputs if t.name]) == 1 else ()
 
     def whole_axes(self, layer: Layer) -> dict[int, str]:
         """The output axes longer than 1 the tiler may not cut for ``layer``, each with the reason."""
-        constraint, node = self.constraint_of(layer), layer.node
-        out_shape = self.ctxt[first_output(node).name].shape
-        tiled, allowed = self._tiled_axes(layer, constraint), constraint.tiled_axes(node, self.ctxt)
-        return {axis: (constraint.whole_axis_reason(node, self.ctxt, axis) if axis not in allowed
-                       else "the layer has several outputs, which the tiler computes in one tile")
-                for axis, dim in enumerate(out_shape) if dim > 1 and axis not in tiled}
+        return whole_axes(layer, self.constraint_of(layer), self.ctxt)
 
     def readable_inputs(self, layer: Layer) -> set[int]:
-        """Inputs of ``layer`` it may read in place from the home level if nothing else fits
-        (:mod:`deeploy_core.tiling.home_inputs`)."""
-        constraint, node = self.constraint_of(layer), layer.node
-        out_shape = tuple(self.ctxt[first_output(node).name].shape)
-        tiled_axes = self._tiled_axes(layer, constraint)
-        return {index for index, extents in enumerate(constraint.input_extents(node, self.ctxt))
-                if extents is not None and node.inputs[index].name
-                and readable_in_place(node.inputs[index].name, extents, self.ctxt, out_shape, tiled_axes)}
+        """Inputs of ``layer`` it may read in place from the home level if nothing else fits."""
+        return readable_inputs(layer, self.constraint_of(layer), self.ctxt)
 
     def home_inputs(self) -> dict[str, set[int]]:
         """Per layer the solution lets read constants in place (by C name), the indices of those inputs.
@@ -423,17 +352,6 @@ class TilerDeployerWrapper(DeployerWrapper):
                                    f"({layer.op_type}), which only a constant every tile reads whole may be")
             result[layer.c_name] = {allowed[name] for name in chosen[layer.c_name]}
         return result
-
-    def _scratch_terms(self, layer: Layer, constraint: TileConstraint, tiled_axes: tuple[int, ...],
-                       tensors: list[TensorTerm]) -> int:
-        """Model the kernel's scratch (:func:`~deeploy_core.tiling.scratch_term.scratch_term`): add its term to
-        ``tensors`` if it grows with the tile; return the constant part (bytes)."""
-        out_shape = self.ctxt[first_output(layer.node).name].shape
-        term, constant = scratch_term(layer, self.ctxt, constraint, tuple(out_shape), tiled_axes,
-                                      self.tile_alignment, self.scratch_copies)
-        if term is not None:
-            tensors.append(term)
-        return constant
 
     def computeTilingSolution(self) -> TilingSolution:
         """Solve the one CP-SAT model; on failure, say which layer needs how much."""
@@ -487,45 +405,13 @@ class TilerDeployerWrapper(DeployerWrapper):
             ctxt[name].offset, ctxt[name].memory_level = None, self.compute_level
 
     def diagnose(self, models: list[LayerModel] | None = None) -> TilingInfeasibleError:
-        """The error naming, in one line, the layer that needs the most of the compute level and how much.
-
-        It states only what the solver proved: "at least N" is a proven lower
-        bound, and a layer whose minimum was not proven says so.
-        """
-        models = models or self.layer_models()
-        worst: tuple[MemoryNeed, LayerModel] | None = None
-        labels = {layer.c_name: self._layer_label(layer) for layer in self.compilation.layers}
-        for number, model in enumerate(models, 1):
-            self.progress.step(number, len(models), f"diagnosing: {labels.get(model.name, model.name)}")
-            need = minimum_memory(most_relaxed(model), self.time_limit)
-            if worst is None or need.at_least > worst[0].at_least:
-                worst = (need, model)
-        assert worst is not None
-        need, model = worst
-        layer = next(l for l in self.compilation.layers if l.c_name == model.name)
-        name = layer.name or f"#{layer.index}"
-        if need.at_least <= self._capacity():
-            return TilingInfeasibleError(
-                f"{self.compute_level}: no tiling of the network fits its {self._capacity()} bytes with allocator "
-                f"{self.compilation.allocator_name!r} placing the tiles, although each layer's tiles fit by size (the largest "
-                f"need, layer {name!r} ({layer.op_type}), is {need.at_least} bytes); try another allocator",
-                self.compute_level, None)
-        largest = max(most_relaxed(model).tensors, key=lambda t: math.prod(e.full if e.axis is None else 1 for e in t.extents) * t.element_bytes)
-        unproven = "" if need.proven else " (a proven lower bound: the search for the exact minimum hit its limit)"
-        whole = self.whole_axes(layer)
-        reasons = sorted(set(whole.values()))
-        axes = ", ".join(str(a) for a in sorted(whole))
-        kept = "" if len(reasons) != 1 else (f"; output axis {axes} stays whole: {reasons[0]}" if len(whole) == 1
-                                             else f"; output axes {axes} stay whole: {reasons[0]}")
-        return TilingInfeasibleError(
-            f"{self.compute_level} needs at least {need.at_least} bytes for layer {name!r} ({layer.op_type}) but has "
-            f"{self._capacity()}: even its smallest tiles do not fit (the part of tensor {largest.name!r} that every "
-            f"tile needs is the largest{kept}){unproven}", self.compute_level, need.at_least)
+        """The one-line error naming the layer that needs the most of the compute level (:mod:`.diagnosis`)."""
+        return diagnose(models or self.layer_models(), self.compilation.layers, self.compute_level, self._capacity(),
+                        self.compilation.allocator_name, self.time_limit, self.whole_axes, self.progress)
 
     def minimum_level_size(self) -> int:
         """The smallest compute-level size this tiler can tile the network into (a proven lower bound)."""
-        return max((minimum_memory(most_relaxed(model), self.time_limit).at_least for model in self.layer_models()),
-                   default=0)
+        return minimum_level_size(self.layer_models(), self.time_limit)
 
     def computeTilingSchedule(self, solution: TilingSolution) -> list[TiledLayer]:
         """Tiles and kernel variants of every layer, in layer order."""
@@ -533,7 +419,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         candidates = self.tiled_candidates()
         home_size = self.memory_hierarchy.level(self.memory_hierarchy.default_level).size  # where tables are stored
         for number, layer in enumerate(candidates, 1):
-            self.progress.step(number, len(candidates), f"tiling: building tiles of {self._layer_label(layer)}")
+            self.progress.step(number, len(candidates), f"tiling: building tiles of {layer_label(layer)}")
             tiling = solution.layers.get(layer.c_name)
             if tiling is None:
                 raise DeeployError(f"the tiling solution has no entry for layer {layer.c_name!r} ({layer.name!r})")
@@ -573,7 +459,7 @@ class TilerDeployerWrapper(DeployerWrapper):
         home_inputs = self.home_inputs()
         for number, (members, pattern) in enumerate(units, 1):
             first, last = members[0].layer, members[-1].layer
-            self.progress.step(number, len(units), f"tiling: placing {self._layer_label(last)}")
+            self.progress.step(number, len(units), f"tiling: placing {layer_label(last)}")
             home_tables = set(self.compilation.results[TilingSolution].home_tables) if pattern is None else set()
             unit = unit_blocks(members, pattern, self.ctxt, alignment, slots, self.state.splits, self.scratch_copies,
                                home_tables, home_inputs if pattern is None else {})
@@ -651,68 +537,16 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def memory_level_report(self) -> dict[str, dict[str, Any]]:
         """report.json's ``memory_levels``: per level its capacity and bytes used (arena, tables, static data)."""
-        report: dict[str, dict[str, Any]] = {}
-        state = self.state
-        arena = self.memory_plan.arena_bytes
-        outer = self.compilation.results.get(OuterLevelPlacement)
-        weights = sum(b.size_bytes for b in self.compilation.ctxt if b.kind is BufferKind.CONSTANT)
-        weights -= outer.static_bytes if outer is not None else 0
-        tables = sum(layout.table_bytes for layout in state.layouts.values())  # every constant array lives at home
-        home = self.memory_hierarchy.default_level
-        if outer is not None:
-            report[outer.level] = outer.usage()
-        report[home] = {"capacity": self.memory_hierarchy.level(home).size, "arena": arena, "tables": tables,
-                        "static": weights, "used": arena + tables + weights}
-        level_tables = max((layout.table_bytes for layout in state.layouts.values() if layout.table_offset is not None),
-                           default=0)
-        report[self.compute_level] = {"capacity": self._capacity(), "arena": state.level_peak, "tables": level_tables,
-                                      "static": 0, "used": state.level_peak, "buffering": self.buffering}
-        return report
+        return memory_level_report(self.state, self.ctxt, self.memory_hierarchy, self.memory_plan.arena_bytes,
+                                   self.compilation.results.get(OuterLevelPlacement), self._capacity(), self.buffering)
 
     def tiling_report(self) -> dict[str, Any]:
-        state = self.state
-        layers = []
-        for tiled in state.tiled_layers:
-            layout = state.layouts[tiled.layer.c_name]
-            fetched, stored = bytes_moved(tiled, self.compilation.ctxt, layout.local_inputs | layout.home_inputs,
-                                          layout.local_outputs)
-            layers.append({"layer": tiled.layer.name, "key": tiled.layer.c_name, "op": tiled.layer.op_type, "tiles": len(tiled.tiles),
-                           "variants": len(tiled.variants), "tile": {str(a): s for a, s in sorted(tiled.tile_sizes.items())},
-                           "bytes_in": fetched, "bytes_out": stored, "level_bytes": layout.peak,
-                           "table_bytes": layout.table_bytes, "scratch_bytes": layout.scratch_bytes,
-                           "table_level": self.compute_level if layout.table_offset is not None
-                           else self.memory_hierarchy.default_level,
-                           "read_in_place": [tiled.layer.node.inputs[index].name for index in sorted(layout.home_inputs)],
-                           "whole_axes": {str(axis): why for axis, why in sorted(self.whole_axes(tiled.layer).items())},
-                           "buffering": self.buffering,
-                           "buffers": buffer_entry(layout), **self._cluster_entry(tiled)})
-        return {
-            "tiler": self.tiler_name, "strategy": self.strategy, "buffering": self.buffering,
-            "compute_level": self.compute_level,
-            "solution": self.compilation.results[TilingSolution].to_json(),
-            "memory_map": {name: {block: offset for block, offset in self._layer_offsets(name).items()}
-                           for name in sorted(state.layouts)},
-            "layers": layers,
-            "fusion": self.fusion,
-            "patterns": [pattern_entry(pattern, state.pattern_costs[pattern.key]) for pattern in state.patterns],
-        }
-
-    def _cluster_entry(self, tiled: TiledLayer) -> dict[str, Any]:
-        """Per-core work of a layer on a cluster (:func:`~deeploy_core.tiling.report_entries.cluster_entry`)."""
-        split = self.state.splits.get(tiled.layer.c_name)
-        return cluster_entry(tiled, split, self.parallelism.cores) if self.parallelism is not None else {}
-
-    def _layer_offsets(self, layer_name: str) -> dict[str, int]:
-        prefix = f"{layer_name}/"
-        return {b.name[len(prefix):]: b.offset for b in self.state.level_maps[self.compute_level].blocks
-                if b.name.startswith(prefix)}
+        """report.json's ``tiling`` (:func:`~deeploy_core.tiling.tiling_report.tiling_report`)."""
+        settings = TilerSettings(self.tiler_name, self.strategy, self.buffering, self.fusion)
+        return tiling_report(self.state, self.ctxt, self.memory_hierarchy, self.compilation.results[TilingSolution],
+                             settings, self.parallelism, self.whole_axes)
 
     # -- helpers -----------------------------------------------------------------------------------------
-
-    @staticmethod
-    def _layer_label(layer: Layer) -> str:
-        """How progress names a layer: its node name, or its position when the node has none."""
-        return layer.name or f"#{layer.index}"
 
     def _capacity(self) -> int:
         size = self.memory_hierarchy.level(self.compute_level).size

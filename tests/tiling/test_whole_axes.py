@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
 
 

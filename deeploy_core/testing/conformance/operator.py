@@ -60,7 +60,7 @@ from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.testing.loading import PluginLoadFailed, load_plugin_under_test
 from deeploy_core.testing.node_cases import float32_node_cases
 from deeploy_core.tiling.constraints import DEFAULT_TILE_CONSTRAINTS
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 from deeploy_core.validate import Toolchain
 from deeploy_core.validate.reference import run_reference
 

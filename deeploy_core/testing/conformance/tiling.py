@@ -30,7 +30,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.loading import load_plugin_under_test
 from deeploy_core.testing.models import CONFORMANCE_MODELS
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 
 NEEDS = re.compile(r"needs at least (\d+) bytes")
 

@@ -31,7 +31,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.fuzz.graphs import FuzzGraph
 from deeploy_core.testing.fuzz.rounding import judged_outputs
 from deeploy_core.testing.fuzz.targets import Target
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 from deeploy_core.validate import Toolchain, build_executable, compare_outputs, run_network
 from deeploy_core.validate.reference import run_reference
 

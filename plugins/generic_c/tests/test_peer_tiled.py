@@ -22,7 +22,7 @@ from deeploy_core.api import CompileOptions, validate_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import ADDRESS_SANITIZER_FLAGS, WARNING_FLAGS, strict_flags
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 from deeploy_core.validate import Toolchain
 
 ROOT = peer_tests_root(Path(__file__).parent)

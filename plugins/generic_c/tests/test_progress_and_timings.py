@@ -22,7 +22,7 @@ from deeploy_core.progress import Progress
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.folders import folder_files
 from deeploy_core.testing.terminal import Finished, run_on_terminal, run_piped
-from deeploy_core.tiling.wrapper import TilingInfeasibleError
+from deeploy_core.tiling.errors import TilingInfeasibleError
 
 L1 = 64000
 """Roomy enough for the example's tiling to solve in a fraction of a second."""
