@@ -21,72 +21,45 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from deeploy_core.allocation import (
-    AllocationBlock,
-    AllocationProblem,
-    AllocationSolution,
-    TilingModelAllocator,
-    find_allocation_errors,
-    stack_in_order,
-)
-from deeploy_core.allocation.checked_solve import allocator_error, allocator_origin, solve_checked
+from deeploy_core.allocation import TilingModelAllocator
+from deeploy_core.allocation.checked_solve import allocator_origin
+from deeploy_core.codegen.arena_views import union_members
 from deeploy_core.deployer.base import Deployer
 from deeploy_core.deployer.wrapper import DeployerWrapper
-from deeploy_core.codegen.arena_views import union_members
 from deeploy_core.errors import DeeployError
 from deeploy_core.ir import NetworkContext
 from deeploy_core.lowering.split_reductions import SplitReductions
 from deeploy_core.mapping import Layer
 from deeploy_core.memory.hierarchy import MemoryHierarchy
-from deeploy_core.midend.memory_plan import MemoryPlan, align_up, plan_arena
+from deeploy_core.midend.memory_plan import MemoryPlan, plan_arena
 from deeploy_core.platform import Platform
+from deeploy_core.tiling.alignment import tile_alignment
 from deeploy_core.tiling.codegen import LayerLayout
 from deeploy_core.tiling.constraints import tile_constraint_of
-from deeploy_core.tiling.alignment import tile_alignment
-from deeploy_core.tiling.cp_model import EXTRA_BLOCK, LayerModel, solve_tiling
+from deeploy_core.tiling.cp_model import LayerModel, solve_tiling
 from deeploy_core.tiling.diagnosis import diagnose, layer_label, minimum_level_size
 from deeploy_core.tiling.errors import TilingInfeasibleError, TilingSolveStoppedError
-from deeploy_core.tiling.geometry import TileConstraint
-from deeploy_core.tiling.layer_models import ModelBudget, layer_model, readable_inputs, whole_axes
-from deeploy_core.tiling.memory_map import LevelMap, MapBlock
-from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer
 from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes, intermediate_tensors
 from deeploy_core.tiling.fusion.planner import FusionPlanner
-from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
+from deeploy_core.tiling.geometry import TileConstraint
+from deeploy_core.tiling.layer_models import ModelBudget, layer_model, readable_inputs, whole_axes
+from deeploy_core.tiling.level_placement import LevelPlacer, check_level_maps
 from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level, report_outer_level
-from deeploy_core.tiling.scratch_term import SCRATCH_BLOCK
+from deeploy_core.tiling.parallel import ClusterParallelism, LayerSplit, split_layer
+from deeploy_core.tiling.solution import LayerTiling, PatternTiling, TilingSolution
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
 from deeploy_core.tiling.tiles import TiledLayer, build_tiles
 from deeploy_core.tiling.tiling_report import TilerSettings, memory_level_report, tiling_report
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
 from deeploy_core.tiling.verification import check_tiles
-from deeploy_core.tiling.unit_layout import UnitBlocks, tiling_units, unit_blocks, unit_layouts
 
 BUFFERING_SLOTS = {"single": 1, "double": 2}
 FUSION_MODES = ("none", "auto")
 """``none``: every layer tiled alone; ``auto``: chains fused where the tiler's cost says it pays."""
 
 
-def expand_model_order(order: list[str], block_ids: list[str]) -> list[str]:
-    """A co-optimising allocator's order over model blocks, as memory-map block ids.
-
-    The model has one scratch block (and one for constant bytes) where the map
-    has one block per scratch buffer: those stand in for every ``scratch:*``
-    block, at the position the allocator gave them.
-    """
-    scratch = [b for b in block_ids if b.startswith("scratch:")]
-    expanded: list[str] = []
-    for block in order:
-        if block in (SCRATCH_BLOCK, EXTRA_BLOCK):
-            expanded += [b for b in scratch if b not in expanded]
-        elif block in block_ids:
-            expanded.append(block)
-    return expanded
-
-
-__all__ = ["TilerDeployerWrapper", "TilingInfeasibleError", "TilingSolveStoppedError", "TilingState", "TilingTimes",
-           "expand_model_order"]
+__all__ = ["TilerDeployerWrapper", "TilingInfeasibleError", "TilingSolveStoppedError", "TilingState", "TilingTimes"]
 
 
 class TilerDeployerWrapper(DeployerWrapper):
@@ -450,79 +423,17 @@ class TilerDeployerWrapper(DeployerWrapper):
     def computeMemoryMap(self, tiled_layers: list[TiledLayer], memoryMap: dict[str, Any] | None = None
                          ) -> dict[str, LayerLayout]:
         """Place each unit's (layer's or fused pattern's) tables, tile buffers and scratch with the allocator."""
-        started = time.perf_counter()
-        alignment = self.tile_alignment
-        slots = BUFFERING_SLOTS[self.buffering]
-        layouts: dict[str, LayerLayout] = {}
-        level_blocks: list[MapBlock] = []
-        units = tiling_units(tiled_layers, self.state.patterns)
-        home_inputs = self.home_inputs()
-        for number, (members, pattern) in enumerate(units, 1):
-            first, last = members[0].layer, members[-1].layer
-            self.progress.step(number, len(units), f"tiling: placing {layer_label(last)}")
-            home_tables = set(self.compilation.results[TilingSolution].home_tables) if pattern is None else set()
-            unit = unit_blocks(members, pattern, self.ctxt, alignment, slots, self.state.splits, self.scratch_copies,
-                               home_tables, home_inputs if pattern is None else {})
-            offsets = self._place_unit(members, unit, memoryMap)
-            for tiled, layout in zip(members, unit_layouts(members, unit, offsets, self.ctxt, alignment, slots)):
-                layouts[tiled.layer.c_name] = layout
-            for position, tiled in enumerate(members):
-                for name, block in unit.ids[position].items():
-                    if block in unit.sizes and not (name.startswith("in") and int(name[2:]) in unit.locals_in[position]):
-                        level_blocks.append(MapBlock(f"{tiled.layer.c_name}/{name}", offsets[block], unit.sizes[block],
-                                                     first.index, last.index + 1))
-        state = self.state
-        state.level_maps = {self.compute_level: LevelMap(self.compute_level, self._capacity(), level_blocks)}
-        state.level_peak = align_up(max((layout.peak for layout in layouts.values()), default=0), alignment)
-        state.times.allocation += time.perf_counter() - started
-        return layouts
-
-    def _place_unit(self, members: list[TiledLayer], unit: UnitBlocks, memoryMap: dict[str, Any] | None
-                    ) -> dict[str, int]:
-        """The unit's block offsets: reused from ``memoryMap``, in a co-optimising allocator's order, or placed."""
-        alignment = self.tile_alignment
-        label = " + ".join(repr(tiled.layer.name) for tiled in members)
-        blocks = tuple(AllocationBlock(name, 0, 1, size) for name, size in unit.sizes.items())
-        if memoryMap is not None:
-            offsets: dict[str, int] = {}
-            for position, tiled in enumerate(members):
-                given = {name: int(offset) for name, offset in memoryMap.get(tiled.layer.c_name, {}).items()}
-                own = {name: block for name, block in unit.ids[position].items()
-                       if not (name.startswith("in") and int(name[2:]) in unit.locals_in[position])}
-                if set(given) != set(own):
-                    raise DeeployError(f"the memory map does not match layer {tiled.layer.name!r}'s buffers")
-                offsets.update({own[name]: offset for name, offset in given.items()})
-            return offsets
-        key = members[0].layer.c_name
-        if len(members) == 1 and key in self.state.placement_orders:
-            order = expand_model_order(self.state.placement_orders[key], sorted(unit.sizes))
-            return stack_in_order(order, dict(unit.sizes), {b.id: (0, 1) for b in blocks}, alignment)
-        problem = AllocationProblem(blocks, self._capacity(), alignment)
-        allocator_name = self.compilation.allocator_name
-        origin = allocator_origin(self.compilation.host, allocator_name)
-        solution = solve_checked(self.allocator, problem, allocator_name, origin)
-        if not solution.feasible:
-            raise TilingInfeasibleError(
-                f"{self.compute_level}: allocator {allocator_name!r} cannot place layer {label}'s tiles: {solution.reason}")
-        errors = find_allocation_errors(problem, solution)
-        if errors:
-            raise allocator_error(allocator_name, origin, ValueError(
-                f"invalid {self.compute_level} layout for layer {label}: {errors[0]}"))
-        return dict(solution.offsets)
+        compilation = self.compilation
+        placer = LevelPlacer(self.state, self.ctxt, self.compute_level, self._capacity(), self.tile_alignment,
+                             BUFFERING_SLOTS[self.buffering], self.scratch_copies, self.allocator,
+                             compilation.allocator_name, allocator_origin(compilation.host, compilation.allocator_name),
+                             self.progress)
+        return placer.place(tiled_layers, set(compilation.results[TilingSolution].home_tables), self.home_inputs(),
+                            memoryMap)
 
     def testMemoryMapCorrectness(self) -> None:
         """Each layer's blocks are disjoint, aligned and within the compute level."""
-        for level_map in self.state.level_maps.values():
-            by_time: dict[int, list[MapBlock]] = {}
-            for block in level_map.blocks:
-                by_time.setdefault(block.start, []).append(block)
-            for blocks in by_time.values():
-                problem = AllocationProblem(
-                    tuple(AllocationBlock(b.name, 0, 1, b.size) for b in blocks), level_map.capacity,
-                    self.tile_alignment)
-                errors = find_allocation_errors(problem, AllocationSolution({b.name: b.offset for b in blocks}))
-                if errors:
-                    raise DeeployError(f"{level_map.level} memory map is invalid: {errors[0]}")
+        check_level_maps(self.state, self.tile_alignment)
 
     def annotateMemoryLevel(self) -> None:
         """Record on each layer which level its tiles live in (the buffers keep their home level)."""

@@ -14,7 +14,7 @@ from deeploy_core.allocation import FirstFitAllocator, FixedOrder, TilingModelAl
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.tiling.cp_model import TABLE_BLOCK, minimum_memory, solve_tiling, table_at_home
-from deeploy_core.tiling.wrapper import expand_model_order
+from deeploy_core.tiling.level_placement import expand_model_order
 
 from tests.tiling.test_cp_model import conv_like
 
