@@ -8,7 +8,7 @@ the same flags mean to ``deeploy-core compile``.
 
 A compile that the compiler refuses is a result, not a failure of the task:
 ``infeasible`` with the one-line message for a :class:`DeeployError` (e.g.
-:class:`~deeploy_core.tiling.wrapper.TilingInfeasibleError`), ``error`` with
+:class:`~deeploy_core.tiling.errors.TilingInfeasibleError`), ``error`` with
 the exception's type and message for anything else, or for outputs that do
 not match under ``--validate``.  What makes the point's result untrustworthy
 (the model's bytes differ on this worker, other deeploy-core or plugin
