@@ -101,8 +101,9 @@ ON_CLUSTER = (("squeezenet1_1", "legacy", None), ("squeezenet1_1", "legacy", "ex
 sizes: SqueezeNet's 2.9 MB and ResNet-18's 44.7 MB of float weights live in L3 (64 MiB), streamed through L2."""
 
 
-SLOW_FLOAT_EXPORTS = (("efficientvit_b0", "dynamo"), ("mobilenet_v2", "dynamo"))
-"""Float exports left to ``-m heavy_model`` (about 10 s each; the same networks' legacy exports stay in the suite)."""
+SLOW_FLOAT_EXPORTS = (("efficientvit_b0", "dynamo"), ("mobilenet_v2", "dynamo"), ("mobilevit_xxs", "dynamo"),
+                      ("mobilevit_xxs_32", "dynamo"), ("mobilenet_v3_small", "dynamo"))
+"""Float exports left to ``-m heavy_model`` (10-25 s each; the same networks' legacy exports stay in the suite)."""
 
 
 def _case(name: str, exporter: str, quantization: str | None, platform: str = "generic-c") -> Case:
