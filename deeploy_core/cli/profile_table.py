@@ -20,9 +20,7 @@ def profile_table(profile: LayerProfile) -> TextTable:
         cells: list[object] = [row.short_label, row.op, row.kernel, f"{row.macs:,}", f"{row.ns / 1e3:.1f}",
                                f"{profile.share(row):.1f}"]
         if profile.has_estimate:
-            ratio = row.macs_per_estimated_cycle
-            cells += ["-" if row.estimated_cycles is None else f"{row.estimated_cycles:,}",
-                      "-" if ratio is None else f"{ratio:.2f}"]
+            cells += row.estimate_cells
         table.add_row(*cells)
     return table
 

@@ -35,8 +35,7 @@ def _columns(rows: Sequence[ProfileRow], estimate: bool) -> list[tuple[str, list
                ("kernel", [_ascii(row.kernel) for row in rows], False),
                ("MACs", [f"{row.macs:,}" for row in rows], True)]
     if estimate:
-        columns.append(("est. cycles", ["-" if row.estimated_cycles is None else f"{row.estimated_cycles:,}"
-                                        for row in rows], True))
+        columns.append(("est. cycles", [row.estimate_cells[0] for row in rows], True))
     return columns
 
 

@@ -62,6 +62,13 @@ class ProfileRow:
         return len(self.nodes) > 1
 
     @property
+    def estimate_cells(self) -> tuple[str, str]:
+        """The estimated cycles and MACs per estimated cycle as every table shows them ("-" where unknown)."""
+        ratio = self.macs_per_estimated_cycle
+        return ("-" if self.estimated_cycles is None else f"{self.estimated_cycles:,}",
+                "-" if ratio is None else f"{ratio:.2f}")
+
+    @property
     def macs_per_estimated_cycle(self) -> float | None:
         """MACs per cycle of the cost model's estimate (no host build has a cycle counter to measure them)."""
         if not self.estimated_cycles or not self.macs:

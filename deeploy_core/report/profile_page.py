@@ -102,9 +102,7 @@ def _details(profile: LayerProfile) -> list[str]:
     for row in profile.rows:
         cells = [row.short_label, row.kernel, f"{row.macs:,}", f"{row.ns / 1e3:,.1f}", f"{profile.share(row):.1f}"]
         if profile.has_estimate:
-            ratio = row.macs_per_estimated_cycle
-            cells += ["-" if row.estimated_cycles is None else f"{row.estimated_cycles:,}",
-                      "-" if ratio is None else f"{ratio:.2f}"]
+            cells += row.estimate_cells
         lines.append("<tr>" + "".join(f'<td{_NUMBER if index >= 2 else _NAME if index == 0 else ""}>{_text(cell)}</td>'
                                       for index, cell in enumerate(cells)) + "</tr>")
     lines += ["</tbody>", "</table>"]
