@@ -19,6 +19,7 @@ from deeploy_core.options.spec import OptionSpec, check_option_specs
 
 if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
     from deeploy_core.frontend.custom_ops import CustomOpSchema
+    from deeploy_core.platform import Platform
     from deeploy_core.tiling.geometry import TileConstraint
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -89,11 +90,26 @@ class PlatformExtension(Extension):
     plugin) the platform always compiles with, for targets whose kernels can
     only read a small compute memory; None (the default) compiles untiled
     unless the user asks for levels.
+
+    ``platform_data`` is a function without arguments that returns the
+    platform's data (a :class:`deeploy_core.platform.Platform`: the ops its
+    mappers claim, its custom-op declarations), the same data the deployer
+    compiles with.  The front end reads the claims from it, never by building
+    a deployer, to import a model for ``validate`` and to say which installed
+    platforms support an op that another one refuses.  A platform without it
+    is only known by name there: its ops are seen when a compile selects it.
     """
 
     kind: ClassVar[str] = "platform"
 
     memory_level: str | None = None
+    platform_data: Callable[[], Platform] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.platform_data is not None and not callable(self.platform_data):
+            raise TypeError(f"platform {self.name!r}: platform_data must be a function without arguments, got "
+                            f"{type(self.platform_data).__name__}")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -51,11 +51,7 @@ MODULE_LAYERS: dict[str, str] = {
 }
 """Modules that sit in another unit's layer than their package's (see the module docstring)."""
 
-UPWARD_ALLOWED: dict[tuple[str, str], str] = {
-    ("deeploy_core.frontend.claims", "deeploy_core.deployer.base"):
-        "the front end builds every platform's deployer to learn the ops it claims; platforms should declare "
-        "their claims as data the front end reads",
-}
+UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
 """(importing module, imported module) → why it still points up and what removes it.  Only ever shrinks."""
 
 

@@ -35,24 +35,40 @@ def _plugin_claims(host: PluginHost | None, platform_name: str) -> tuple[set[str
 
 
 def _platform_of(host: PluginHost, name: str) -> Platform | None:
-    """The platform data behind an installed platform's deployer (None if it publishes none or fails)."""
-    from deeploy_core.deployer.base import Deployer
-    from deeploy_core.errors import DeeployError
+    """The data an installed platform declares (``PlatformExtension.platform_data``), None if it declares none.
 
+    Read from the descriptor, never by building the platform's deployer: the
+    front end sits below the deployers and must not construct them.
+    """
+    from deeploy_core.errors import DeeployError, PluginError
+    from deeploy_core.extensions import PlatformExtension
+
+    registered = host.registered("platform", name)
+    extension = registered.extension
+    if not isinstance(extension, PlatformExtension) or extension.platform_data is None:
+        return None
     try:
-        deployer = host.create("platform", name)
+        return extension.platform_data()
     except DeeployError:
         return None
-    return deployer.compilation.platform if isinstance(deployer, Deployer) else None
+    except Exception as error:  # noqa: BLE001 - re-raised with the plugin named, as PluginHost.create does
+        origin = registered.origin
+        raise PluginError(origin.plugin, f"{origin.distribution} {origin.version}".strip(),
+                          f"reading platform {name!r}'s data", error) from error
 
 
 def supporting_platforms(host: PluginHost | None, key: str) -> tuple[str, ...]:
     """Installed platforms that map op ``key``, by their own mappers or an operator plugin's, sorted."""
     if host is None:
         return ()
+    from deeploy_core.errors import DeeployError
+
     names = []
     for extension in host.extensions("platform"):
-        platform = _platform_of(host, extension.name)
+        try:
+            platform = _platform_of(host, extension.name)
+        except DeeployError:  # another platform's broken data must not hide the refusal being explained
+            platform = None
         own = platform is not None and key in platform.op_types()
         if own or key in _plugin_claims(host, extension.name)[0]:
             names.append(extension.name)

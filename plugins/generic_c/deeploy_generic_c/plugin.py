@@ -8,7 +8,7 @@ from deeploy_core.plugin_api import PlatformExtension, hookimpl
 from deeploy_generic_c.names import PLATFORM_NAME
 
 if TYPE_CHECKING:  # the deployer imports numpy and ONNX: only when the platform is used
-    from deeploy_core.plugin_api import NetworkDeployer
+    from deeploy_core.plugin_api import NetworkDeployer, Platform
 
 
 def make_deployer(**options: Any) -> NetworkDeployer:
@@ -19,12 +19,20 @@ def make_deployer(**options: Any) -> NetworkDeployer:
     return NetworkDeployer(generic_c_platform(), **options)
 
 
+def platform_data() -> Platform:
+    """The platform's data (op tables, runtime), which the front end reads the op claims from."""
+    from deeploy_generic_c.platform import generic_c_platform
+
+    return generic_c_platform()
+
+
 @hookimpl
 def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
     register(
         PlatformExtension(
             name=PLATFORM_NAME,
             factory=make_deployer,
+            platform_data=platform_data,
             version="0.1.0",
             description="portable C99 for any host or microcontroller; one static arena, no malloc",
         )

@@ -12,7 +12,7 @@ from deeploy_pulp_cluster.defaults import DEFAULT_CORES, DEFAULT_L3_BUFFERING, L
 from deeploy_pulp_cluster.names import MEMORY_LEVEL_NAME, PLATFORM_NAME
 
 if TYPE_CHECKING:  # the deployer imports numpy and ONNX: only when the platform is used
-    from deeploy_core.plugin_api import NetworkDeployer
+    from deeploy_core.plugin_api import NetworkDeployer, Platform
 
 VERSION = "0.1.0"
 
@@ -33,6 +33,15 @@ def make_deployer(cores: int = DEFAULT_CORES, **settings: Any) -> NetworkDeploye
     return ClusterDeployer(cores, **settings)
 
 
+def platform_data() -> Platform:
+    """The platform's data at its default sizes and cores, which the front end reads the op claims from (the ops a
+    cluster claims do not depend on its sizes or core count)."""
+    from deeploy_pulp_cluster.hierarchy import runtime_level_sizes
+    from deeploy_pulp_cluster.platform import pulp_cluster_platform
+
+    return pulp_cluster_platform(tuple(sorted(runtime_level_sizes(None).items())), DEFAULT_CORES)
+
+
 def make_memory_level(deployer: Any, l1: int | None = None, l2: int | None = None, l3: int | None = None,
                       l3_buffering: str = DEFAULT_L3_BUFFERING) -> Any:
     """The cluster's hierarchy, resized by the options ``l1``/``l2``/``l3`` (None: the default size), with the L3
@@ -49,7 +58,8 @@ def make_memory_level(deployer: Any, l1: int | None = None, l2: int | None = Non
 @hookimpl
 def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
     register(PlatformExtension(
-        name=PLATFORM_NAME, factory=make_deployer, version=VERSION, memory_level=MEMORY_LEVEL_NAME,
+        name=PLATFORM_NAME, factory=make_deployer, platform_data=platform_data, version=VERSION,
+        memory_level=MEMORY_LEVEL_NAME,
         options=(CORES_OPTION,),
         description="PULP-like cluster: L3/L2/L1, cluster DMA, 8 cores; validated on a host emulation runtime"))
 
