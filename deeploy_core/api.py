@@ -13,7 +13,7 @@ from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.profile_marks import PROFILE_DEFINE
 from deeploy_core.compose import DeployerChoice, compose_deployer
-from deeploy_core.deployer import Deployer
+from deeploy_core.deployer import ComposedDeployer, Deployer
 from deeploy_core.progress import ProgressLike, as_progress
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import platform_claims
@@ -91,7 +91,7 @@ def compile_model(
     host: PluginHost,
     progress: ProgressLike = None,
     state_dir: Path | None = None,
-) -> tuple[Deployer, GeneratedNetwork]:
+) -> tuple[ComposedDeployer, GeneratedNetwork]:
     """Compose the deployer the options name and run every stage on ``model_path``.
 
     report.json gains ``options`` (the values every selected extension was

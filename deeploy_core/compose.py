@@ -11,13 +11,12 @@ checked, typed values of its own options only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.codegen.selection import check_selection
 from deeploy_core.compilation.options import SETTING_NAMES
-from deeploy_core.deployer.base import Deployer
-from deeploy_core.deployer.wrapper import DeployerWrapper
+from deeploy_core.deployer import ComposedDeployer, Deployer, DeployerWrapper
 from deeploy_core.errors import DeeployError, PluginError
 from deeploy_core.extensions import CodeTransformationExtension
 from deeploy_core.options.assignments import OptionAssignment
@@ -40,7 +39,7 @@ class DeployerChoice:
     """Values for the selected extensions' declared options (``--option``, the short flags)."""
 
 
-def compose_deployer(host: PluginHost, choice: DeployerChoice) -> Deployer:
+def compose_deployer(host: PluginHost, choice: DeployerChoice) -> ComposedDeployer:
     """Create the platform deployer and wrap it as ``choice`` says.
 
     Every selected name is looked up first, so a wrong one stops the compile
@@ -61,8 +60,8 @@ def compose_deployer(host: PluginHost, choice: DeployerChoice) -> Deployer:
     clashing = sorted(set(platform_values) & SETTING_NAMES)
     if clashing:
         _blame(host, "platform", choice.platform, f"declares option {clashing[0]!r}, a name the core's settings use")
-    deployer = host.create("platform", choice.platform, **choice.options, **platform_values)
-    _expect(host, "platform", choice.platform, deployer, inner=None)
+    deployer = _expect(host, "platform", choice.platform,
+                       host.create("platform", choice.platform, **choice.options, **platform_values), inner=None)
     compilation = deployer.compilation
     platform_chain = compilation.platform.code_transformations if compilation.platform is not None else ()
     chain = check_selection(host, choice.platform, platform_chain, compilation.settings.code_transformations)
@@ -82,13 +81,11 @@ def compose_deployer(host: PluginHost, choice: DeployerChoice) -> Deployer:
     if choice.memory_level is not None:
         wrapped = host.create("memory_level", choice.memory_level, deployer,
                               **resolved.values_of("memory_level", choice.memory_level))
-        _expect(host, "memory_level", choice.memory_level, wrapped, inner=deployer)
-        deployer = wrapped
+        deployer = _expect(host, "memory_level", choice.memory_level, wrapped, inner=deployer)
 
     if choice.tiler is not None:
         wrapped = host.create("tiler", choice.tiler, deployer, allocator, **resolved.values_of("tiler", choice.tiler))
-        _expect(host, "tiler", choice.tiler, wrapped, inner=deployer)
-        deployer = wrapped
+        deployer = _expect(host, "tiler", choice.tiler, wrapped, inner=deployer)
     return deployer
 
 
@@ -123,16 +120,18 @@ def _check_platform_fit(host: PluginHost, kind: str, name: str, platform: str) -
         raise DeeployError(f"{kind} {name!r} does not support platform {platform!r} (supports: {', '.join(platforms)})")
 
 
-def _expect(host: PluginHost, kind: str, name: str, made: object, inner: Deployer | None) -> None:
+def _expect(host: PluginHost, kind: str, name: str, made: object, inner: ComposedDeployer | None) -> ComposedDeployer:
+    """``made`` as the deployer it must be: the platform's own (``inner`` None) or a wrapper around ``inner``."""
     if inner is None:
         if isinstance(made, DeployerWrapper) or not isinstance(made, Deployer):
             _blame(host, kind, name, f"returned {type(made).__name__}, expected a Deployer")
-        return
+        return made
     if not isinstance(made, DeployerWrapper) or made.inner is not inner:
         _blame(host, kind, name, f"returned {type(made).__name__}, expected a DeployerWrapper around the deployer")
+    return made
 
 
-def _blame(host: PluginHost, kind: str, name: str, problem: str) -> None:
+def _blame(host: PluginHost, kind: str, name: str, problem: str) -> NoReturn:
     origin = host.registered(kind, name).origin
     raise PluginError(
         origin.plugin,

@@ -12,15 +12,22 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Generic, Iterable, ParamSpec
 
 from deeploy_core.extension_origin import ExtensionOrigin as ExtensionOrigin
 from deeploy_core.options.spec import OptionSpec, check_option_specs
 
 if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
+    from deeploy_core.codegen.execution_block import CodeTransformation
+    from deeploy_core.extension_contracts import AllocatorContract, DeployerContract
     from deeploy_core.frontend.custom_ops import CustomOpSchema
+    from deeploy_core.mapping import NodeMapper
     from deeploy_core.platform import Platform
     from deeploy_core.tiling.geometry import TileConstraint
+
+FactoryParams = ParamSpec("FactoryParams")
+"""The parameters of an extension's factory: each descriptor is generic in them, so that a type checker knows the
+factory's signature without the descriptor spelling ``Callable[..., Any]``."""
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _OP_TYPE_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -42,7 +49,7 @@ class TransformationPoint(str, Enum):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Extension:
+class Extension(Generic[FactoryParams]):
     """Common fields of every extension descriptor.
 
     ``name`` is what users type on the command line (``--allocator NAME``), so it
@@ -60,7 +67,9 @@ class Extension:
     kind: ClassVar[str] = "extension"
 
     name: str
-    factory: Callable[..., Any]
+    factory: Callable[FactoryParams, object]
+    """Makes the extension when a compile selects it; each kind narrows what it returns
+    (:mod:`deeploy_core.extension_contracts`)."""
     description: str = ""
     version: str = ""
     options: tuple[OptionSpec, ...] = ()
@@ -76,7 +85,7 @@ class Extension:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlatformExtension(Extension):
+class PlatformExtension(Extension[FactoryParams]):
     """A deployment platform.
 
     ``factory(**settings, **options)`` returns the platform's deployer (a
@@ -102,6 +111,7 @@ class PlatformExtension(Extension):
 
     kind: ClassVar[str] = "platform"
 
+    factory: Callable[FactoryParams, DeployerContract]
     memory_level: str | None = None
     platform_data: Callable[[], Platform] | None = None
 
@@ -113,23 +123,39 @@ class PlatformExtension(Extension):
 
 
 @dataclass(frozen=True, kw_only=True)
-class MemoryLevelExtension(Extension):
+class MemoryLevelExtension(Extension[FactoryParams]):
     """A memory hierarchy together with the policy that places tensors in it.
 
     ``factory(deployer, **options)`` wraps a platform deployer into a
     memory-level deployer wrapper.  ``platforms`` lists the platforms it fits;
-    an empty tuple means any platform.  Its level sizes are options, one per
-    level named after it in lower case
-    (:func:`~deeploy_core.options.level_size_options`; ``--l1`` sets ``l1``).
+    an empty tuple means any platform.
+
+    ``level_sizes`` names the hierarchy's levels with their default sizes in
+    bytes (None: unbounded), outermost or innermost first as the plugin likes.
+    Each becomes an option named after its level in lower case, unset by
+    default (``--l1 64000`` sets ``l1``; the factory receives None when the
+    user leaves the level's own size), placed before the plugin's other
+    ``options``: the sizes are declared once, as data, and the options are made
+    from them.
     """
 
     kind: ClassVar[str] = "memory_level"
 
+    factory: Callable[FactoryParams, DeployerContract]
     platforms: tuple[str, ...] = ()
+    level_sizes: tuple[tuple[str, int | None], ...] = ()
+
+    def __post_init__(self) -> None:
+        from deeploy_core.options.levels import level_size_options
+
+        declared = {spec.name for spec in self.options}  # already there when dataclasses.replace copies a descriptor
+        sizes = tuple(spec for spec in level_size_options(self.level_sizes) if spec.name not in declared)
+        object.__setattr__(self, "options", (*sizes, *self.options))
+        super().__post_init__()
 
 
 @dataclass(frozen=True, kw_only=True)
-class TilerExtension(Extension):
+class TilerExtension(Extension[FactoryParams]):
     """A tiling strategy (buffering scheme, search strategy, tile constraints).
 
     ``factory(deployer, allocator, **options)`` wraps a memory-level deployer
@@ -140,6 +166,7 @@ class TilerExtension(Extension):
 
     kind: ClassVar[str] = "tiler"
 
+    factory: Callable[FactoryParams, DeployerContract]
     platforms: tuple[str, ...] = ()
     buffering: str | None = None
     """The buffering scheme this tiler uses ("single", "double"), or None if it declares none.
@@ -151,7 +178,7 @@ class TilerExtension(Extension):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AllocatorExtension(Extension):
+class AllocatorExtension(Extension[FactoryParams]):
     """A static memory allocator.
 
     ``factory(**options)`` returns an object with
@@ -161,9 +188,10 @@ class AllocatorExtension(Extension):
 
     kind: ClassVar[str] = "allocator"
 
+    factory: Callable[FactoryParams, AllocatorContract]
 
 @dataclass(frozen=True, kw_only=True)
-class CodeTransformationExtension(Extension):
+class CodeTransformationExtension(Extension[FactoryParams]):
     """A pass over a layer's execution block, attached at a named point.
 
     ``factory(**options)`` returns the pass.  It runs only when selected: by
@@ -176,6 +204,7 @@ class CodeTransformationExtension(Extension):
 
     kind: ClassVar[str] = "code_transformation"
 
+    factory: Callable[FactoryParams, CodeTransformation]
     point: TransformationPoint = TransformationPoint.END
     order: int = 0
     platforms: tuple[str, ...] = ()
@@ -202,7 +231,7 @@ class OperatorNumerics(str, Enum):
 
 
 @dataclass(frozen=True, kw_only=True)
-class OperatorExtension(Extension):
+class OperatorExtension(Extension[[]]):
     """Support for one ONNX operator on an existing platform, from any distribution.
 
     ``factory()`` returns a :class:`deeploy_core.mapping.NodeMapper` (parser
@@ -248,6 +277,7 @@ class OperatorExtension(Extension):
 
     kind: ClassVar[str] = "operator"
 
+    factory: Callable[[], NodeMapper]
     platform: str
     op_type: str
     domain: str = ""
@@ -286,7 +316,8 @@ class OperatorExtension(Extension):
         return self.op_type if not self.domain else f"{self.domain}.{self.op_type}"
 
 
-def _existing_paths(extension: Extension, field_name: str, values: Any, want_file: bool) -> tuple[Path, ...]:
+def _existing_paths(extension: Extension, field_name: str, values: str | Path | Iterable[str | Path],
+                    want_file: bool) -> tuple[Path, ...]:
     """``values`` as a tuple of absolute paths, each an existing file (or folder): a typo fails the plugin at load."""
     if isinstance(values, (str, Path)):
         values = (values,)

@@ -32,7 +32,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # What a stage needs about one layer: passes, op mapping (parser, binding, template), memory, allocators.
     ("passes", "mapping", "allocation", "memory"),
     # The stages, the compile state they share, and the plugin machinery that feeds them.
-    ("frontend", "lowering", "midend", "tiling", "codegen", "report", "options", "extensions", "hookspecs", "plugins",
+    ("frontend", "lowering", "midend", "tiling", "codegen", "report", "options", "extensions", "extension_contracts",
+     "hookspecs", "plugins",
      "platform", "compilation"),
     # One compile run: the deployers that run the stages, the network deployer, validation.
     ("deployer", "network", "builtin", "op_tiling", "supported_ops", "node_support_reasons",

@@ -58,6 +58,17 @@ class AllocationProblem:
             best = max(best, alive)
         return best
 
+    def first_fit(self) -> AllocationSolution:
+        """The core's first-fit placement of the blocks, ignoring the capacity: an upper bound on the peak.
+
+        An exact allocator starts its search from it (a warm start, and the
+        answer when it already meets :meth:`lower_bound`), so every allocator
+        plugin gets the same incumbent without carrying its own greedy pass.
+        """
+        from deeploy_core.allocation.first_fit import FirstFitAllocator
+
+        return FirstFitAllocator().solve(AllocationProblem(self.blocks, None, self.alignment))
+
 
 @dataclass(frozen=True)
 class AllocationSolution:

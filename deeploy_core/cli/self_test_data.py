@@ -20,7 +20,7 @@ from deeploy_core.api import CompileOptions, compile_model, reference_inputs
 from deeploy_core.codegen.api_names import default_name_shim
 from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
 from deeploy_core.codegen.self_test import self_test_files
-from deeploy_core.deployer import Deployer
+from deeploy_core.deployer import ComposedDeployer
 from deeploy_core.progress import ProgressLike
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import platform_claims
@@ -57,14 +57,14 @@ def compile_with_data(
     model: Path, options: CompileOptions, host: PluginHost, inputs_npz: Path, outputs_npz: Path | None,
     tolerance: Tolerance, progress: ProgressLike = None, state_dir: Path | None = None,
     notice: Callable[[str], None] | None = None,
-) -> tuple[Deployer, GeneratedNetwork, dict[str, str]]:
+) -> tuple[ComposedDeployer, GeneratedNetwork, dict[str, str]]:
     """Compile with the input types the data call for; also returns the self-test sources of those data
     (relative path → text, for :attr:`GeneratedNetwork.self_test`)."""
     inputs = reference_inputs(model, inputs_npz, input_shapes=options.input_shapes, input_types=options.input_types,
                               claims=platform_claims(host, options.platform))
     expected = load_npz_by_position(outputs_npz) if outputs_npz is not None else None
 
-    def attempt(input_types: dict[str, DataType]) -> tuple[Deployer, GeneratedNetwork]:
+    def attempt(input_types: dict[str, DataType]) -> tuple[ComposedDeployer, GeneratedNetwork]:
         return compile_model(model, replace(options, input_types=input_types), host, progress, state_dir)
 
     deployer, generated = with_sample_types(attempt, options.input_types,

@@ -11,7 +11,7 @@ and within one transformation point the selected passes run in it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Final, Sequence
 
 from deeploy_core.codegen.execution_block import CodeTransformation
 from deeploy_core.errors import DeeployError, PluginError
@@ -19,7 +19,8 @@ from deeploy_core.extensions import CodeTransformationExtension, ExtensionOrigin
 from deeploy_core.options.resolved import ExtensionOptions
 from deeploy_core.plugins import PluginHost
 
-KIND = CodeTransformationExtension.kind
+KIND: Final = "code_transformation"
+"""The extension kind this module selects (``CodeTransformationExtension.kind``)."""
 
 
 @dataclass(frozen=True)

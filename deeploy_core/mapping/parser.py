@@ -44,6 +44,23 @@ class NodeParser(abc.ABC):
         """Constraints of this parser for ``supported-ops``."""
         return (self.__doc__ or "").strip().splitlines()[0] if self.__doc__ else ""
 
+    # The helpers every parser needs, as members so that a plugin reaches them through the class it subclasses
+    # (``NodeParser.attribute(node, "axis", 0)``) and the plugin API stays one name for the whole parser kit.
+    @staticmethod
+    def attribute(node: gs.Node, name: str, default: Any = None) -> Any:
+        """An attribute value with numpy/graphsurgeon types turned into plain Python (``default`` when absent)."""
+        return attribute(node, name, default)
+
+    @staticmethod
+    def constant_values(ctxt: NetworkContext, tensor: gs.Tensor, what: str) -> np.ndarray:
+        """The values of a constant input; a runtime tensor there is a shape mismatch naming ``what``."""
+        return constant_values(ctxt, tensor, what)
+
+    @staticmethod
+    def is_present(node: gs.Node, index: int) -> bool:
+        """Whether optional input ``index`` is given (ONNX marks absent inputs with an empty name)."""
+        return is_present(node, index)
+
     def _check_arity(self, node: gs.Node) -> None:
         present_inputs = len(node.inputs)
         for label, count, (low, high) in (("inputs", present_inputs, self.inputs), ("outputs", len(node.outputs), self.outputs)):

@@ -24,7 +24,7 @@ import os
 import sys
 import time
 from types import ModuleType
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, overload
 
 import pluggy
 
@@ -39,6 +39,11 @@ from deeploy_core.plugins.operator_conflicts import note_operator_conflicts
 from deeploy_core.plugins.registry import Contribution, ExtensionRegistry
 from deeploy_core.plugins.selection import PluginSelection
 from deeploy_core.plugins.timing import slow_plugin_threshold, slow_plugin_warning
+
+if TYPE_CHECKING:
+    from deeploy_core.codegen.execution_block import CodeTransformation
+    from deeploy_core.extension_contracts import AllocatorContract, DeployerContract
+    from deeploy_core.mapping import NodeMapper
 
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (("deeploy_core.builtin", "deeploy_core.builtin.plugin"),)
 """(plugin name, module) of the core's own plugins, loaded like any other plugin."""
@@ -293,7 +298,21 @@ class PluginHost:
         """The descriptor together with the plugin that registered it."""
         return self._kind_registry(kind).get(kind, name)
 
-    def create(self, kind: str, name: str, *args: Any, **options: Any) -> Any:
+    @overload
+    def create(self, kind: Literal["platform", "memory_level", "tiler"], name: str, *args: object,
+               **options: object) -> DeployerContract: ...
+
+    @overload
+    def create(self, kind: Literal["allocator"], name: str, *args: object, **options: object) -> AllocatorContract: ...
+
+    @overload
+    def create(self, kind: Literal["code_transformation"], name: str, *args: object,
+               **options: object) -> CodeTransformation: ...
+
+    @overload
+    def create(self, kind: Literal["operator"], name: str, *args: object, **options: object) -> NodeMapper: ...
+
+    def create(self, kind: str, name: str, *args: object, **options: object) -> object:
         """Call the factory of extension ``name``; a failure inside it names the plugin.
 
         A :class:`DeeployError` raised by the factory is a deliberate message
@@ -353,7 +372,7 @@ class _RegisterCallback:
         self.hook_name = hook_name
         self.contributions = contributions
 
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
+    def __call__(self, *args: object, **kwargs: object) -> None:
         # Any arguments are accepted and then checked, so that a plugin calling
         # register wrongly gets a message about register, not about this class.
         expected = self.expected.__name__

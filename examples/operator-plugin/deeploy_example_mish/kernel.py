@@ -9,14 +9,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 
 MISH_CALL = NodeTemplate("dcx_mish_f32(${X}, ${Y}, ${size});", headers=("dcx_mish.h",))
@@ -37,5 +30,5 @@ class MishParser(NodeParser):
 
 def mish_mapper() -> NodeMapper:
     """The mapper both platforms use (their generic C kernels take the same dense float buffers)."""
-    checker = NodeTypeChecker((FLOAT32,), (FLOAT32,))
+    checker = NodeTypeChecker((dtypes.FLOAT32,), (dtypes.FLOAT32,))
     return NodeMapper(MishParser(), (NodeBinding(checker, MISH_CALL),), name="Mish float32 (deeploy-example-mish)")

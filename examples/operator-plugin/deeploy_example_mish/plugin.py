@@ -14,7 +14,7 @@ from deeploy_core.plugin_api import OperatorExtension, OperatorNumerics, hookimp
 if TYPE_CHECKING:
     from deeploy_core.plugin_api import NodeMapper, TileConstraint
 
-DEEPLOY_CORE_API = "1.0"
+DEEPLOY_CORE_API = "2.0"
 """The plugin API version this plugin is written for: a core of another major refuses it."""
 VERSION = "0.1.0"
 PLATFORMS = ("generic-c", "pulp-cluster")

@@ -14,7 +14,7 @@ import math
 import time
 from typing import Any, ClassVar, Sequence
 
-from deeploy_core.plugin_api import AllocationProblem, AllocationSolution, DeeployError, FirstFitAllocator
+from deeploy_core.plugin_api import AllocationProblem, AllocationSolution, DeeployError
 
 from deeploy_minimalloc.backend import SearchSettings, resolve_backend
 from deeploy_minimalloc.instance import SearchInstance
@@ -172,7 +172,7 @@ class MiniMallocAllocator:
         if capacity is not None and capacity < bound:
             self._report("minimise", problem, bound, None, (), started, proved=False, timed_out=False)
             return AllocationSolution(feasible=False, reason=_below_bound(capacity, bound))
-        greedy = FirstFitAllocator().solve(AllocationProblem(problem.blocks, None, problem.alignment))
+        greedy = problem.first_fit()
         incumbent = tuple(greedy.offsets[buffer_id] for buffer_id in instance.ids)
         if peak_of(instance, incumbent) == bound:
             self._report("minimise", problem, bound, bound, (), started, proved=True, timed_out=False)

@@ -28,9 +28,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from deeploy_core.plugin_api import (
-    LayerLayout, LayerSplit, LayerStaging, NetworkContext, OuterLevelPlacement, TiledLayer, box_shape, element_strides,
-)
+from deeploy_core.plugin_api import TilingView
 
 
 @dataclass(frozen=True)
@@ -56,6 +54,14 @@ class CostModel:
 
     def describe(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def element_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides of ``shape`` in elements."""
+    strides = [1] * len(shape)
+    for axis in range(len(shape) - 2, -1, -1):
+        strides[axis] = strides[axis + 1] * shape[axis + 1]
+    return tuple(strides)
 
 
 def box_transfers(box: tuple[int, ...], tensor_shape: tuple[int, ...], element_bytes: int) -> int:
@@ -106,68 +112,61 @@ class LayerEstimate:
                 "cycles": round(self.cycles)}
 
 
-def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout, split: LayerSplit | None,
-                   cores: int, model: CostModel, forked: bool = True, staging: LayerStaging | None = None
-                   ) -> LayerEstimate:
-    """One layer's figures; ``forked`` False for a layer of a fused pattern other than its last, which runs inside
-    the fork of its pattern (and moves nothing for its intermediate tiles); ``staging`` the staging buffers of its
-    tensors in L3."""
-    node = tiled.layer.node
-    outputs = [t for t in node.outputs if t.name]
+def _moved(tensor: TilingView.Tensor, tile: int) -> tuple[int, int]:
+    """Bytes and DMA transfers of ``tensor``'s box in tile ``tile`` between its home and L1."""
+    box = tensor.boxes[tile]
+    if box is None:
+        return 0, 0
+    return tensor.bytes_of(tile), box_transfers(box, tensor.shape, tensor.element_bytes)
 
-    def moved(index: int, box: tuple[tuple[int, int], ...] | None, is_input: bool) -> tuple[int, int]:
-        if box is None:
-            return 0, 0
-        tensor = ctxt[(node.inputs if is_input else outputs)[index].name]
-        shape = box_shape(box)
-        return math.prod(shape) * tensor.dtype.size, box_transfers(shape, tensor.shape, tensor.dtype.size)
 
-    def dense(box: tuple[tuple[int, int], ...] | None) -> int:
-        """Transfers of a box between a staging buffer and L1 (both dense: one, none for an empty box)."""
-        return 0 if box is None else box_transfers(box_shape(box), box_shape(box), 1)
+def _dense(tensor: TilingView.Tensor, tile: int) -> int:
+    """Transfers of a box between a staging buffer and L1 (both dense: one, none for an empty box)."""
+    box = tensor.boxes[tile]
+    return 0 if box is None else box_transfers(box, box, 1)
 
-    staged_in = staging.inputs if staging is not None else {}
-    staged_out = staging.outputs if staging is not None else {}
-    pipelined = staging is not None and staging.pipelined
+
+def estimate_layer(layer: TilingView.Layer, model: CostModel, cores: int) -> LayerEstimate:
+    """One layer's figures.  A layer of a fused pattern other than its last runs inside the fork of its pattern
+    (``layer.forked`` False); a tensor beyond home moves in two hops, staged through L2."""
+    pipelined = layer.staging_pipelined
     work = [0] * cores
     fetch_cost, store_cost, compute_cost, outer_fetch_cost, outer_store_cost = [], [], [], [], []
     bytes_in = bytes_out = transfers_in = transfers_out = 0
     outer_in = outer_out = outer_transfers_in = outer_transfers_out = 0
     resident_cycles = 0.0
-    for number, tile in enumerate(tiled.tiles):
+    for number, tile_work in enumerate(layer.core_work):
         fetch = store = outer_fetch = outer_store = 0.0
-        for index, box in enumerate(tile.inputs):
-            if (not node.inputs[index].name or (index in layout.resident and number > 0)
-                    or index in layout.local_inputs | layout.home_inputs):
-                continue  # a fused pattern's intermediate tile is already in L1, a constant read in place never moves
-            size, count = moved(index, box, True)
-            if index in staged_in:  # L3 -> L2 staging as the box needs, then one dense L2 -> L1 transfer
+        for tensor in layer.inputs:
+            if tensor.boxes[number] is None:
+                continue  # a fused pattern's intermediate, a constant read in place, a resident input already in L1
+            size, count = _moved(tensor, number)
+            if tensor.staged:  # L3 -> L2 staging as the box needs, then one dense L2 -> L1 transfer
                 outer_in, outer_transfers_in = outer_in + size, outer_transfers_in + count
                 hop = model.l3_l2.cycles(size, count)
-                if index in layout.resident:
+                if tensor.resident:
                     resident_cycles += hop
                 elif pipelined:
                     outer_fetch += hop
                 else:
                     fetch += hop
-                count = dense(box)
+                count = _dense(tensor, number)
             bytes_in, transfers_in = bytes_in + size, transfers_in + count
-            if index in layout.resident:
+            if tensor.resident:
                 resident_cycles += model.l2_l1.cycles(size, count)
             else:
                 fetch += model.l2_l1.cycles(size, count)
-        for index, box in enumerate(tile.outputs):
-            if index in layout.local_outputs:
-                continue
-            size, count = moved(index, box, False)
-            if index in staged_out:  # one dense L1 -> L2 staging transfer, then L2 -> L3 as the box needs
+        for tensor in layer.outputs:
+            if tensor.boxes[number] is None:
+                continue  # read from L1 by the fused pattern's next layer
+            size, count = _moved(tensor, number)
+            if tensor.staged:  # one dense L1 -> L2 staging transfer, then L2 -> L3 as the box needs
                 outer_out, outer_transfers_out = outer_out + size, outer_transfers_out + count
                 hop = model.l3_l2.cycles(size, count)
                 outer_store, store = (outer_store + hop, store) if pipelined else (outer_store, store + hop)
-                count = dense(box)
+                count = _dense(tensor, number)
             bytes_out, transfers_out = bytes_out + size, transfers_out + count
             store += model.l2_l1.cycles(size, count)
-        tile_work = (split or LayerSplit([None] * len(tiled.variants))).tile_work(tiled, tile, cores)
         work = [a + b for a, b in zip(work, tile_work)]
         fetch_cost.append(fetch)
         store_cost.append(store)
@@ -175,7 +174,7 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
         outer_store_cost.append(outer_store)
         compute_cost.append(max(tile_work) * model.cycles_per_mac + 2 * model.barrier_cycles)
     dma = resident_cycles + sum(fetch_cost) + sum(store_cost) + sum(outer_fetch_cost) + sum(outer_store_cost)
-    if layout.slots == 1:
+    if layer.slots == 1:
         steps = [f + c + s for f, c, s in zip(fetch_cost, compute_cost, store_cost)]
         cycles = resident_cycles
     else:
@@ -187,22 +186,19 @@ def estimate_layer(tiled: TiledLayer, ctxt: NetworkContext, layout: LayerLayout,
                      + (outer_store_cost[t - 1] if t else 0.0)) for t, step in enumerate(steps)]
         cycles += outer_fetch_cost[0] + outer_store_cost[-1]
     cycles += sum(steps)
-    cycles += (model.fork_cycles if forked else 0) + model.barrier_cycles
-    return LayerEstimate(tiled.layer.name, len(tiled.tiles), bytes_in, bytes_out, transfers_in, transfers_out,
+    cycles += (model.fork_cycles if layer.forked else 0) + model.barrier_cycles
+    return LayerEstimate(layer.name, layer.tiles, bytes_in, bytes_out, transfers_in, transfers_out,
                          outer_in, outer_out, outer_transfers_in, outer_transfers_out, work, sum(compute_cost), dma,
                          cycles)
 
 
-def estimate_network(tiled_layers: list[TiledLayer], ctxt: NetworkContext, layouts: dict[str, LayerLayout],
-                     splits: dict[str, LayerSplit], cores: int, model: CostModel,
-                     outer: OuterLevelPlacement | None = None) -> dict[str, Any]:
-    """The ``estimate`` section of report.json: per layer and in total (``outer``: the tensors in L3)."""
-    staging = outer.staging if outer is not None else {}
-    layers = [estimate_layer(t, ctxt, layouts[t.layer.c_name], splits.get(t.layer.c_name), cores, model,
-                             forked=not layouts[t.layer.c_name].local_outputs, staging=staging.get(t.layer.c_name))
-              for t in tiled_layers]
-    links = {} if outer is None else {f"{outer.level}->{outer.home}": ("outer_bytes_in", "outer_transfers_in"),
-                                      f"{outer.home}->{outer.level}": ("outer_bytes_out", "outer_transfers_out")}
+def estimate_network(tiling: TilingView, model: CostModel) -> dict[str, Any]:
+    """The ``estimate`` section of report.json: per layer and in total."""
+    cores = tiling.cores
+    layers = [estimate_layer(layer, model, cores) for layer in tiling.layers]
+    outer, home = tiling.outer_level, tiling.home_level
+    links = {} if outer is None else {f"{outer}->{home}": ("outer_bytes_in", "outer_transfers_in"),
+                                      f"{home}->{outer}": ("outer_bytes_out", "outer_transfers_out")}
     return {
         "model": model.describe(),
         "cores": cores,

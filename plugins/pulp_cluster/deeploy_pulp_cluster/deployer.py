@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deeploy_core.plugin_api import GeneratedNetwork, MemoryHierarchy, NetworkDeployer, OuterLevelPlacement, TilingState
+from deeploy_core.plugin_api import GeneratedNetwork, MemoryHierarchy, NetworkDeployer, TilingView
 
 from deeploy_pulp_cluster.cost_model import CostModel, estimate_network
 from deeploy_pulp_cluster.defaults import DEFAULT_CORES
@@ -22,8 +22,8 @@ class ClusterDeployer(NetworkDeployer):
     hierarchy file's, the ``l1``/``l2``/``l3`` options); they are known once
     every wrapper exists, so the platform data is sized when ``frontend``
     starts.  The tiler puts its tiles, layouts and core splits into the
-    compilation's results (:class:`~deeploy_core.tiling.state.TilingState`),
-    where the estimate reads them once the network is generated.
+    compilation's results, which the estimate reads through a read-only
+    :class:`~deeploy_core.tiling.view.TilingView` once the network is generated.
     """
 
     def __init__(self, cores: int = DEFAULT_CORES, cost_model: CostModel | None = None, **settings: Any) -> None:
@@ -41,10 +41,9 @@ class ClusterDeployer(NetworkDeployer):
         generated = super().generate()
         cores = self.platform.parallelism.cores
         generated.report["cluster"] = {"cores": cores, "level_sizes": self.cluster_level_sizes}
-        tiling = self.compilation.results.get(TilingState)
+        tiling = TilingView.of(self.compilation, cores)
         if tiling is not None:
-            estimate = estimate_network(tiling.tiled_layers, self.compilation.ctxt, tiling.layouts, tiling.splits,
-                                        cores, self.cost_model, self.compilation.results.get(OuterLevelPlacement))
+            estimate = estimate_network(tiling, self.cost_model)
             generated.report["estimate"] = estimate
             # At top level too, beside the core's ``traffic`` and ``level_peaks``: the three figures a reader
             # compares between tilings, without knowing which platform section holds the cycles.

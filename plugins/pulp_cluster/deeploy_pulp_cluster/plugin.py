@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from deeploy_core.plugin_api import (
-    MemoryLevelExtension, OptionSpec, PlatformExtension, hookimpl, level_size_options,
+    MemoryLevelExtension, OptionSpec, PlatformExtension, hookimpl,
 )
 
 from deeploy_pulp_cluster.defaults import DEFAULT_CORES, DEFAULT_L3_BUFFERING, L3_BUFFERINGS, LEVEL_SIZES, MAX_CORES
@@ -68,6 +68,6 @@ def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
 def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> None:
     register(MemoryLevelExtension(
         name=MEMORY_LEVEL_NAME, factory=make_memory_level, version=VERSION, platforms=(PLATFORM_NAME,),
-        options=(*level_size_options(LEVEL_SIZES), L3_BUFFERING_OPTION),
+        level_sizes=LEVEL_SIZES, options=(L3_BUFFERING_OPTION,),
         description="L3 64 MiB ↔ L2 512 KiB ↔ L1 64 KiB; tensors in L2 (in L3 when L2 cannot hold them), kernels "
                     "read L1 tiles"))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import DataType, NetworkContext, NodeMismatch, attribute, is_present
+from deeploy_core.plugin_api import DataType, NetworkContext, NodeMismatch, NodeParser
 from deeploy_generic_c.ops._strided import block, counters, nested_loops, normalise_axis, offset
 
 
@@ -113,15 +113,15 @@ def reduction_axes(node: gs.Node, ctxt: NetworkContext, rank: int) -> set[int] |
     """The reduced axes from the ``axes`` input (opset >= 13/18) or attribute; None for noop_with_empty_axes with
     no axes (the output is the input)."""
     axes: list[int] | None = None
-    if is_present(node, 1):
+    if NodeParser.is_present(node, 1):
         values = ctxt[node.inputs[1].name].values
         if values is None:
             raise NodeMismatch("shape", "axes must be a constant")
         axes = [int(a) for a in values.reshape(-1)]
-    elif attribute(node, "axes", None) is not None:
-        axes = [int(a) for a in attribute(node, "axes")]
+    elif NodeParser.attribute(node, "axes", None) is not None:
+        axes = [int(a) for a in NodeParser.attribute(node, "axes")]
     if not axes:
-        if int(attribute(node, "noop_with_empty_axes", 0)):
+        if int(NodeParser.attribute(node, "noop_with_empty_axes", 0)):
             return None
         return set(range(rank))
     return reduced_axes(axes, rank)

@@ -9,15 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    Buffer,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    TileConstraint,
+    Buffer, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, TileConstraint, dtypes,
 )
 
 HEADERS = ("dcg_kernels.h",)
@@ -34,8 +26,8 @@ def one_output_of(element_type: int) -> Callable[[Sequence[int | None], Mapping[
 
 MAX_DIMS = 8
 
-FLOAT_UNARY = NodeTypeChecker((FLOAT32,), (FLOAT32,))
-FLOAT_BINARY = NodeTypeChecker((FLOAT32, FLOAT32), (FLOAT32,))
+FLOAT_UNARY = NodeTypeChecker((dtypes.FLOAT32,), (dtypes.FLOAT32,))
+FLOAT_BINARY = NodeTypeChecker((dtypes.FLOAT32, dtypes.FLOAT32), (dtypes.FLOAT32,))
 
 CALL = NodeTemplate("${call}", headers=HEADERS)
 """The template of parsers that build the whole kernel call themselves (key ``call``)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deeploy_core.plugin_api import INT32, INT64, Buffer, NodeMismatch
+from deeploy_core.plugin_api import Buffer, NodeMismatch, dtypes
 from deeploy_generic_c.ops._strided import check_constant_indices
 
 
@@ -13,7 +13,7 @@ def require_same_type(source: Buffer, target: Buffer, what: str = "output") -> N
 
 def require_index_type(indices: Buffer) -> None:
     """ONNX index tensors are int32 or int64; both are read as they are (no copy to a wider type)."""
-    if indices.dtype not in (INT32, INT64):
+    if indices.dtype not in (dtypes.INT32, dtypes.INT64):
         raise NodeMismatch("dtype", f"indices are {indices.dtype}, the kernel takes int32 or int64")
 
 

@@ -8,7 +8,7 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, attribute, is_present
+from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, NodeParser
 from deeploy_generic_c.ops._common import c_float
 from deeploy_generic_c.ops._strided import normalise_axis
 
@@ -18,13 +18,13 @@ def rows_and_length(node: gs.Node, x: Buffer) -> tuple[int, int]:
     shape = tuple(int(d) for d in x.shape)
     if not shape:
         raise NodeMismatch("shape", "the input is a scalar: there is no axis to normalise")
-    axis = normalise_axis(int(attribute(node, "axis", -1)), len(shape))
+    axis = normalise_axis(int(NodeParser.attribute(node, "axis", -1)), len(shape))
     return math.prod(shape[:axis]), math.prod(shape[axis:])
 
 
 def per_element(node: gs.Node, ctxt: NetworkContext, index: int, length: int, what: str) -> str | None:
     """``name[j]`` (one value per row element) or ``name[0]`` (one for all) of optional input ``index``."""
-    if not is_present(node, index):
+    if not NodeParser.is_present(node, index):
         return None
     buffer = ctxt[node.inputs[index].name]
     if buffer.numel not in (length, 1):
@@ -36,5 +36,5 @@ def per_element(node: gs.Node, ctxt: NetworkContext, index: int, length: int, wh
 
 def epsilon(node: gs.Node) -> str:
     """The ``epsilon`` attribute as a double literal (ONNX's default 1e-5)."""
-    value = float(attribute(node, "epsilon", 1e-5))
+    value = float(NodeParser.attribute(node, "epsilon", 1e-5))
     return c_float(value).removesuffix("f")

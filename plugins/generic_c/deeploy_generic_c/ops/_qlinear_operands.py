@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, is_present
+from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, NodeParser
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
 
 Operand = tuple[Buffer, np.ndarray, np.ndarray]
@@ -32,7 +32,7 @@ def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, n
     if tensor.dtype.is_float:
         raise NodeMismatch("dtype", f"input {first} is {tensor.dtype}; the fixed-point kernel takes integers")
     scale = _constant(ctxt, node.inputs[first + 1].name, f"input {first + 1} (scale)")
-    zero = _constant(ctxt, node.inputs[first + 2].name, f"input {first + 2} (zero point)") if is_present(node, first + 2) \
+    zero = _constant(ctxt, node.inputs[first + 2].name, f"input {first + 2} (zero point)") if NodeParser.is_present(node, first + 2) \
         else np.zeros(1, np.int64)
     return tensor, scale.astype(np.float64), zero.astype(np.int64)
 
@@ -40,7 +40,7 @@ def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, n
 def _output(ctxt: NetworkContext, node: gs.Node, scale_index: int) -> tuple[Buffer, float, int]:
     y = ctxt[node.outputs[0].name]
     scale = _constant(ctxt, node.inputs[scale_index].name, "the output scale")
-    zero = _constant(ctxt, node.inputs[scale_index + 1].name, "the output zero point") if is_present(node, scale_index + 1) \
+    zero = _constant(ctxt, node.inputs[scale_index + 1].name, "the output zero point") if NodeParser.is_present(node, scale_index + 1) \
         else np.zeros(1, np.int64)
     if scale.size != 1 or zero.size != 1:
         raise NodeMismatch("shape", "the output must be quantised per tensor")

@@ -12,7 +12,7 @@ rather than an out-of-range conversion.  bool add/max is ``or`` and mul/min is
 
 from __future__ import annotations
 
-from deeploy_core.plugin_api import BOOL, DataType, NodeMismatch
+from deeploy_core.plugin_api import DataType, NodeMismatch, dtypes
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
@@ -34,7 +34,7 @@ def combine(dtype: DataType, reduction: str, target: str, value: str) -> str:
         raise NodeMismatch("attribute", f"reduction={reduction!r} is not supported")
     if reduction == "none":
         return f"{target} = {value};"
-    if dtype == BOOL:
+    if dtype == dtypes.BOOL:
         operator = "||" if reduction in ("add", "max") else "&&"
         return f"{target} = (uint8_t)({target} {operator} {value});"
     if dtype.is_float:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deeploy_core.plugin_api import FLOAT32, DataType
+from deeploy_core.plugin_api import DataType, dtypes
 from deeploy_generic_c.ops._common import c_float
 from deeploy_generic_c.ops._resize_taps import AxisTaps
 
@@ -45,7 +45,7 @@ class ResizeLoops:
 
 def literal(value: float, dtype: DataType) -> str:
     """A weight or fill value in the accumulator's type: float for float32, double otherwise."""
-    if dtype is FLOAT32:
+    if dtype is dtypes.FLOAT32:
         return c_float(value)
     if math.isinf(value):
         return "(-HUGE_VAL)" if value < 0 else "HUGE_VAL"
@@ -135,7 +135,7 @@ def _tap_levels(loops: ResizeLoops, levels: list[int], offset: str, accumulator:
 
 def resize_code(x: str, y: str, loops: ResizeLoops) -> str:
     """The C statements of one Resize layer (a block of its own: the tables are local to it)."""
-    c_type, accumulator = loops.dtype.c_type, "float" if loops.dtype is FLOAT32 else "double"
+    c_type, accumulator = loops.dtype.c_type, "float" if loops.dtype is dtypes.FLOAT32 else "double"
     lines = ["{", f"    const {c_type} *dcg_rs_x = (const {c_type} *){x};", f"    {c_type} *dcg_rs_y = ({c_type} *){y};"]
     lines += ["    " + line for line in _tables(loops, accumulator)]
     lines.append("    int32_t dcg_rs_o = 0;")

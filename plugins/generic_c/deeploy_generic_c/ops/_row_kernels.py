@@ -14,7 +14,7 @@ import math
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import INT8, UINT8, Buffer, NetworkContext, NodeMismatch
+from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, dtypes
 
 
 def required_integer(node: gs.Node, name: str) -> int:
@@ -43,7 +43,7 @@ def eight_bit_input(buffer: Buffer, op: str) -> None:
     """Refuse anything but int8/uint8 data: the kernels' fixed constants (-128 start, 256 scale) assume 8 bits."""
     if buffer.dtype.is_float:
         raise NodeMismatch("dtype", f"input 0 is {buffer.dtype}, {op} takes int8 or uint8", wants_integer=(buffer.name,))
-    if buffer.dtype not in (INT8, UINT8):
+    if buffer.dtype not in (dtypes.INT8, dtypes.UINT8):
         raise NodeMismatch("dtype", f"input 0 is {buffer.dtype}, {op} takes int8 or uint8")
 
 

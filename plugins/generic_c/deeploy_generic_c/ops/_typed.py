@@ -16,30 +16,15 @@ from dataclasses import dataclass
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import (
-    BOOL,
-    FLOAT32,
-    FLOAT64,
-    INT8,
-    INT16,
-    INT32,
-    INT64,
-    UINT8,
-    UINT16,
-    UINT32,
-    UINT64,
-    DataType,
-    NetworkContext,
-    NodeTypeChecker,
-)
+from deeploy_core.plugin_api import DataType, NetworkContext, NodeTypeChecker, dtypes
 from deeploy_generic_c.ops._common import c_float
 
-FLOATS: tuple[DataType, ...] = (FLOAT32, FLOAT64)
-SIGNED: tuple[DataType, ...] = (INT8, INT16, INT32, INT64)
-UNSIGNED: tuple[DataType, ...] = (UINT8, UINT16, UINT32, UINT64)
+FLOATS: tuple[DataType, ...] = (dtypes.FLOAT32, dtypes.FLOAT64)
+SIGNED: tuple[DataType, ...] = (dtypes.INT8, dtypes.INT16, dtypes.INT32, dtypes.INT64)
+UNSIGNED: tuple[DataType, ...] = (dtypes.UINT8, dtypes.UINT16, dtypes.UINT32, dtypes.UINT64)
 INTEGERS: tuple[DataType, ...] = SIGNED + UNSIGNED
 NUMERIC: tuple[DataType, ...] = FLOATS + INTEGERS
-EVERY: tuple[DataType, ...] = NUMERIC + (BOOL,)
+EVERY: tuple[DataType, ...] = NUMERIC + (dtypes.BOOL,)
 
 
 def wide_unsigned(dtype: DataType) -> str:
@@ -54,9 +39,9 @@ def wrapped(dtype: DataType, expression: str) -> str:
 
 def c_literal(value: float | int, dtype: DataType) -> str:
     """``value`` as a C constant of ``dtype`` (floats exact in hexadecimal, integer extremes without overflow)."""
-    if dtype is FLOAT32:
+    if dtype is dtypes.FLOAT32:
         return c_float(float(value))
-    if dtype is FLOAT64:
+    if dtype is dtypes.FLOAT64:
         number = float(value)
         if number != number:
             return "NAN"
@@ -94,7 +79,7 @@ def from_double(value: str, dtype: DataType) -> str:
 
 def math_function(name: str, dtype: DataType) -> str:
     """The math.h function ``name`` for ``dtype``'s precision (``sinf`` for float32, ``sin`` for float64)."""
-    return f"{name}f" if dtype is FLOAT32 else name
+    return f"{name}f" if dtype is dtypes.FLOAT32 else name
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import Buffer, NodeMismatch, attribute
+from deeploy_core.plugin_api import Buffer, NodeMismatch, NodeParser
 
 
 @dataclass(frozen=True)
@@ -43,16 +43,16 @@ class Window:
 
 
 def _per_axis(node: gs.Node, name: str, rank: int, default: int) -> list[int]:
-    values = attribute(node, name, None)
+    values = NodeParser.attribute(node, name, None)
     return [int(v) for v in values] if values else [default] * rank
 
 
 def resolve_pads(node: gs.Node, in_spatial, out_spatial, kernel, strides, dilations) -> list[int]:
     """Explicit ``[begin…, end…]`` pads; ``auto_pad`` SAME_* resolved against the output size."""
     rank = len(in_spatial)
-    auto_pad = attribute(node, "auto_pad", "NOTSET")
+    auto_pad = NodeParser.attribute(node, "auto_pad", "NOTSET")
     if auto_pad in ("NOTSET", ""):
-        return [int(p) for p in (attribute(node, "pads", None) or [0] * (2 * rank))]
+        return [int(p) for p in (NodeParser.attribute(node, "pads", None) or [0] * (2 * rank))]
     if auto_pad == "VALID":
         return [0] * (2 * rank)
     begins, ends = [], []
@@ -87,7 +87,7 @@ def convolution_window(node: gs.Node, x: Buffer, w: Buffer, y: Buffer) -> Window
     input; the kernel would then read past its input.
     """
     window = sliding_window(node, x, y, list(w.shape[2:]), "convolution")
-    group = int(attribute(node, "group", 1))
+    group = int(NodeParser.attribute(node, "group", 1))
     if group < 1 or window.c % group or w.shape[0] % group or w.shape[1] * group != window.c or w.shape[0] != window.m:
         raise NodeMismatch(
             "shape", f"weights {list(w.shape)} with group {group} do not fit input channels {window.c} and "

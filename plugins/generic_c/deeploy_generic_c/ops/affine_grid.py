@@ -14,16 +14,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    INT64,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 
@@ -90,11 +81,11 @@ class AffineGridParser(NodeParser):
         if y.numel == 0:
             return {"call": "", "size": 0}
         code = affine_grid_code(theta.c_name, y.c_name, theta.dtype.c_type, batch, spatial,
-                                bool(int(attribute(node, "align_corners", 0))))
+                                bool(int(NodeParser.attribute(node, "align_corners", 0))))
         return {"call": code, "macs": y.numel * (rank + 1), "size": y.numel}
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "AffineGrid": tuple(mapper for dtype in (FLOAT32, FLOAT64) for mapper in single_binding(
-        AffineGridParser(), NodeTypeChecker((dtype, INT64), (dtype,)), f"AffineGrid {dtype}")),
+    "AffineGrid": tuple(mapper for dtype in (dtypes.FLOAT32, dtypes.FLOAT64) for mapper in single_binding(
+        AffineGridParser(), NodeTypeChecker((dtype, dtypes.INT64), (dtype,)), f"AffineGrid {dtype}")),
 }

@@ -11,16 +11,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT64,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import axis_geometry, row_loops
 from deeploy_generic_c.ops._common import HEADERS
@@ -50,9 +41,9 @@ class ArgParser(NodeParser):
         shape = tuple(int(d) for d in x.shape)
         if not shape:
             raise NodeMismatch("shape", "the input is a scalar: there is no axis to search")
-        axis = normalise_axis(int(attribute(node, "axis", 0)), len(shape))
+        axis = normalise_axis(int(NodeParser.attribute(node, "axis", 0)), len(shape))
         outer, length, inner = axis_geometry(shape, axis)
-        last = bool(int(attribute(node, "select_last_index", 0)))
+        last = bool(int(NodeParser.attribute(node, "select_last_index", 0)))
         c_type = x.dtype.c_type
         body = [
             f"const {c_type} *row = src + o * {length * inner} + i;",
@@ -72,7 +63,7 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "stdint.h"))
 
 
 def _mapper(op: str, kind: str) -> tuple[NodeMapper, ...]:
-    bindings = tuple(NodeBinding(NodeTypeChecker((dtype,), (INT64,)), TEMPLATE) for dtype in NUMERIC)
+    bindings = tuple(NodeBinding(NodeTypeChecker((dtype,), (dtypes.INT64,)), TEMPLATE) for dtype in NUMERIC)
     return (NodeMapper(ArgParser(kind), bindings, name=f"{op} any numeric type"),)
 
 

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import FLOAT32, DataType, NetworkContext, NodeMapper, NodeMismatch, NodeTypeChecker, attribute
+from deeploy_core.plugin_api import (
+    DataType, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, dtypes,
+)
 from deeploy_generic_c.ops._typed import (
     FLOATS,
     INTEGERS,
@@ -36,7 +38,7 @@ from deeploy_generic_c.ops._typed import (
 )
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
-NOT_FLOAT32 = tuple(dtype for dtype in NUMERIC if dtype is not FLOAT32)
+NOT_FLOAT32 = tuple(dtype for dtype in NUMERIC if dtype is not dtypes.FLOAT32)
 
 NODE_TESTED = ("Mod",)
 
@@ -84,7 +86,7 @@ class ModParser(TypedElementwiseParser):
 
     def body(self, node: gs.Node, types: Sequence[DataType], out: DataType, values: Sequence[str], target: str) -> str:
         a, b = values
-        fmod = attribute(node, "fmod", 0)
+        fmod = NodeParser.attribute(node, "fmod", 0)
         if fmod not in (0, 1):
             raise NodeMismatch("attribute", f"fmod={fmod} (must be 0 or 1)")
         if out.is_float:
@@ -111,7 +113,7 @@ class PowTypes(NodeTypeChecker):
         for label, dtype in (("base", base), ("exponent", exponent)):
             if dtype not in NUMERIC:
                 return f"{label} is {dtype}, the kernel takes a number"
-        if base is FLOAT32 and exponent is FLOAT32:
+        if base is dtypes.FLOAT32 and exponent is dtypes.FLOAT32:
             return "float32 ^ float32 is the float32 kernel's"
         if out != base:
             return f"output is {out}, the kernel gives the base's type {base}"

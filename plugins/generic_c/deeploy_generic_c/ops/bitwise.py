@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import DataType, Elementwise, NodeMapper, NodeMismatch, attribute
+from deeploy_core.plugin_api import DataType, Elementwise, NodeMapper, NodeMismatch, NodeParser
 from deeploy_generic_c.ops._typed import INTEGERS, shared_type, wide_unsigned, wrapped
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
@@ -31,7 +31,7 @@ class BitShiftParser(TypedElementwiseParser):
 
     def expression(self, node: gs.Node, types: Sequence[DataType], out: DataType, values: Sequence[str]) -> str:
         x, count = values
-        direction = str(attribute(node, "direction", "")).upper()
+        direction = str(NodeParser.attribute(node, "direction", "")).upper()
         if direction not in ("LEFT", "RIGHT"):
             raise NodeMismatch("attribute", f"direction={direction!r} (must be LEFT or RIGHT)")
         out_of_range = f"{count} >= {out.bits}" if not out.signed else f"({count} < 0 || {count} >= {out.bits})"

@@ -14,14 +14,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT64,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 
@@ -71,7 +64,7 @@ class CenterCropPadParser(NodeParser):
             raise NodeMismatch("shape", "the target shape must be a constant")
         target = [int(v) for v in np.asarray(values).reshape(-1)]
         rank = len(x.shape)
-        axes = [int(axis) for axis in attribute(node, "axes", None) or range(rank)]
+        axes = [int(axis) for axis in NodeParser.attribute(node, "axes", None) or range(rank)]
         if len(axes) != len(target):
             raise NodeMismatch("attribute", f"shape has {len(target)} values for {len(axes)} axes")
         out_shape = list(x.shape)
@@ -90,6 +83,6 @@ class CenterCropPadParser(NodeParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "CenterCropPad": single_binding(CenterCropPadParser(), NodeTypeChecker((None, INT64), (None,)),
+    "CenterCropPad": single_binding(CenterCropPadParser(), NodeTypeChecker((None, dtypes.INT64), (None,)),
                                     "CenterCropPad any type"),
 }

@@ -17,16 +17,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    INT64,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 
@@ -91,9 +82,9 @@ class Col2ImParser(NodeParser):
         image = _constant_ints(ctxt, node, 1, "image_shape")
         block = _constant_ints(ctxt, node, 2, "block_shape")
         rank = len(image)
-        strides = [int(v) for v in attribute(node, "strides", None) or [1] * rank]
-        dilations = [int(v) for v in attribute(node, "dilations", None) or [1] * rank]
-        pads = [int(v) for v in attribute(node, "pads", None) or [0] * (2 * rank)]
+        strides = [int(v) for v in NodeParser.attribute(node, "strides", None) or [1] * rank]
+        dilations = [int(v) for v in NodeParser.attribute(node, "dilations", None) or [1] * rank]
+        pads = [int(v) for v in NodeParser.attribute(node, "pads", None) or [0] * (2 * rank)]
         if len(block) != rank or len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
             raise NodeMismatch("attribute", f"image_shape has {rank} axes; block_shape, strides, dilations and pads "
                                             "must match it")
@@ -117,6 +108,6 @@ class Col2ImParser(NodeParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Col2Im": tuple(mapper for dtype in (FLOAT32, FLOAT64) for mapper in single_binding(
-        Col2ImParser(), NodeTypeChecker((dtype, INT64, INT64), (dtype,)), f"Col2Im {dtype}")),
+    "Col2Im": tuple(mapper for dtype in (dtypes.FLOAT32, dtypes.FLOAT64) for mapper in single_binding(
+        Col2ImParser(), NodeTypeChecker((dtype, dtypes.INT64, dtypes.INT64), (dtype,)), f"Col2Im {dtype}")),
 }

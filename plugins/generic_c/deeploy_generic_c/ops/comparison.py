@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import BOOL, DataType, NodeMapper, attribute
+from deeploy_core.plugin_api import DataType, NodeMapper, NodeParser, dtypes
 from deeploy_generic_c.ops._typed import EVERY, FLOATS, shared_type
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
@@ -43,15 +43,15 @@ class IsInfParser(TypedElementwiseParser):
     def expression(self, node: gs.Node, types: Sequence[DataType], out: DataType, values: Sequence[str]) -> str:
         x = values[0]
         tests = []
-        if attribute(node, "detect_positive", 1):
+        if NodeParser.attribute(node, "detect_positive", 1):
             tests.append(f"{x} == INFINITY")
-        if attribute(node, "detect_negative", 1):
+        if NodeParser.attribute(node, "detect_negative", 1):
             tests.append(f"{x} == -INFINITY")
         return f"(uint8_t)({' || '.join(tests)})" if tests else f"((void){x}, (uint8_t)0)"
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    **{op: typed_mapper(ComparisonParser(), shared_type(EVERY, result=BOOL), f"{op} any type") for op in SYMBOLS},
-    "IsNaN": typed_mapper(IsNaNParser(), shared_type(FLOATS, result=BOOL), "IsNaN float32/float64"),
-    "IsInf": typed_mapper(IsInfParser(), shared_type(FLOATS, result=BOOL), "IsInf float32/float64"),
+    **{op: typed_mapper(ComparisonParser(), shared_type(EVERY, result=dtypes.BOOL), f"{op} any type") for op in SYMBOLS},
+    "IsNaN": typed_mapper(IsNaNParser(), shared_type(FLOATS, result=dtypes.BOOL), "IsNaN float32/float64"),
+    "IsInf": typed_mapper(IsInfParser(), shared_type(FLOATS, result=dtypes.BOOL), "IsInf float32/float64"),
 }

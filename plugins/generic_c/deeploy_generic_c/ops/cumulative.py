@@ -13,15 +13,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    BOOL,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    constant_values,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._indexing import require_same_type
@@ -37,18 +29,18 @@ class CumSumParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         require_same_type(x, y)
-        if x.dtype == BOOL:
+        if x.dtype == dtypes.BOOL:
             raise NodeMismatch("dtype", "CumSum of bool is not defined")
         if not x.shape:
             raise NodeMismatch("shape", "CumSum needs an input of rank >= 1")
-        axis_values = np.asarray(constant_values(ctxt, node.inputs[1], "axis")).reshape(-1)
+        axis_values = np.asarray(NodeParser.constant_values(ctxt, node.inputs[1], "axis")).reshape(-1)
         if axis_values.size != 1:
             raise NodeMismatch("shape", f"axis must be one number, got {axis_values.tolist()}")
         axis = normalise_axis(int(axis_values[0]), len(x.shape))
         outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:])
         if x.numel == 0:
             return {"call": "/* empty output: no code */", "size": 0}
-        reverse, exclusive = bool(attribute(node, "reverse", 0)), bool(attribute(node, "exclusive", 0))
+        reverse, exclusive = bool(NodeParser.attribute(node, "reverse", 0)), bool(NodeParser.attribute(node, "exclusive", 0))
         step = f"const int32_t at = (o * {length} + {f'{length - 1} - t' if reverse else 't'}) * {inner} + i;"
         add = combine(x.dtype, "add", "acc", "src[at]")
         update = [f"dst[at] = acc; {add}"] if exclusive else [f"{add} dst[at] = acc;"]

@@ -10,13 +10,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._indexing import require_same_type
@@ -24,14 +18,14 @@ from deeploy_generic_c.ops.movement import transpose_loop
 
 
 def _mode(node: gs.Node) -> str:
-    mode = str(attribute(node, "mode", "DCR"))
+    mode = str(NodeParser.attribute(node, "mode", "DCR"))
     if mode not in ("DCR", "CRD"):
         raise NodeMismatch("attribute", f"mode={mode!r} is not supported (DCR or CRD)")
     return mode
 
 
 def _block_size(node: gs.Node) -> int:
-    size = int(attribute(node, "blocksize", 0))
+    size = int(NodeParser.attribute(node, "blocksize", 0))
     if size < 1:
         raise NodeMismatch("attribute", f"blocksize={size} must be at least 1")
     return size

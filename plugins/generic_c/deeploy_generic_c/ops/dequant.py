@@ -16,15 +16,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    CustomOpSchema,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import c_float, one_output_of
 from deeploy_generic_c.ops.integer import INLINE
@@ -63,6 +55,6 @@ class DequantParser(NodeParser):
 SCHEMAS: tuple[CustomOpSchema, ...] = (DEQUANT_SCHEMA,)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Dequant": (NodeMapper(DequantParser(), (NodeBinding(NodeTypeChecker((None,), (FLOAT32,)), INLINE),),
+    "Dequant": (NodeMapper(DequantParser(), (NodeBinding(NodeTypeChecker((None,), (dtypes.FLOAT32,)), INLINE),),
                            name="Dequant integer to float32"),),
 }

@@ -15,21 +15,13 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    is_present,
+    NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation,
 )
 
 
 def _constant_scalar(ctxt: NetworkContext, node: gs.Node, index: int, what: str) -> float | None:
     """Optional input ``index`` as a number (None when absent); a run-time value is refused."""
-    if not is_present(node, index):
+    if not NodeParser.is_present(node, index):
         return None
     values = ctxt[node.inputs[index].name].values
     if values is None:

@@ -22,16 +22,7 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    DataType,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    DataType, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._einsum_equation import Contraction, EquationError, parse
@@ -40,9 +31,9 @@ NODE_TESTED = ("Einsum",)
 
 
 def _accumulator(dtype: DataType) -> str:
-    if dtype is FLOAT32:
+    if dtype is dtypes.FLOAT32:
         return "float"
-    if dtype is FLOAT64:
+    if dtype is dtypes.FLOAT64:
         return "double"
     return "uint64_t" if dtype.bits == 64 else "uint32_t"
 
@@ -104,9 +95,9 @@ class EinsumParser(NodeParser):
         for source in sources:
             if source.dtype != y.dtype:
                 raise NodeMismatch("dtype", f"input type {source.dtype} differs from output type {y.dtype}")
-        if y.dtype.name == "bool" or (y.dtype.is_float and y.dtype not in (FLOAT32, FLOAT64)):
+        if y.dtype.name == "bool" or (y.dtype.is_float and y.dtype not in (dtypes.FLOAT32, dtypes.FLOAT64)):
             raise NodeMismatch("dtype", f"Einsum of {y.dtype} is not supported (float32, float64, integers)")
-        equation = attribute(node, "equation", "")
+        equation = NodeParser.attribute(node, "equation", "")
         equation = equation.decode() if isinstance(equation, bytes) else str(equation)
         try:
             contraction = parse(equation, [tuple(source.shape) for source in sources])

@@ -8,16 +8,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import (
     FLOAT_BINARY,
@@ -67,7 +58,7 @@ class UnaryParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        values = [float(attribute(node, name, default)) for name, default in self.params]
+        values = [float(NodeParser.attribute(node, name, default)) for name, default in self.params]
         extra = "".join(f", {c_float(value)}" for value in values)
         return {"call": f"dcg_{self.kernel}_f32({x.c_name}, {y.c_name}, {y.numel}{extra});", "size": y.numel}
 
@@ -81,7 +72,7 @@ class ClipParser(NodeParser):
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         bounds = []
         for index, default in ((1, -math.inf), (2, math.inf)):
-            if not is_present(node, index):
+            if not NodeParser.is_present(node, index):
                 bounds.append(default)
                 continue
             values = ctxt[node.inputs[index].name].values
@@ -97,7 +88,7 @@ class GeluParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        approximate = attribute(node, "approximate", "none")
+        approximate = NodeParser.attribute(node, "approximate", "none")
         if approximate not in ("none", "tanh"):
             raise NodeMismatch("attribute", f"approximate={approximate!r} is not supported")
         flag = 1 if approximate == "tanh" else 0
@@ -120,7 +111,7 @@ MAPPERS["HardSigmoid"] = _mapper(UnaryParser("hardsigmoid", (("alpha", 0.2), ("b
 MAPPERS["LeakyRelu"] = _mapper(UnaryParser("leakyrelu", (("alpha", 0.01),)), FLOAT_UNARY, "LeakyRelu float32")
 MAPPERS["Elu"] = _mapper(UnaryParser("elu", (("alpha", 1.0),)), FLOAT_UNARY, "Elu float32")
 MAPPERS["Swish"] = _mapper(UnaryParser("swish", (("alpha", 1.0),)), FLOAT_UNARY, "Swish float32")
-MAPPERS["Clip"] = _mapper(ClipParser(), NodeTypeChecker((FLOAT32, FLOAT32, FLOAT32), (FLOAT32,)), "Clip float32")
+MAPPERS["Clip"] = _mapper(ClipParser(), NodeTypeChecker((dtypes.FLOAT32, dtypes.FLOAT32, dtypes.FLOAT32), (dtypes.FLOAT32,)), "Clip float32")
 MAPPERS["Gelu"] = _mapper(GeluParser(), FLOAT_UNARY, "Gelu float32")
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import FLOAT64, DataType, NodeMapper, attribute
+from deeploy_core.plugin_api import DataType, NodeMapper, NodeParser, dtypes
 from deeploy_generic_c.ops._typed import FLOATS, c_literal, math_function, shared_type
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
@@ -94,7 +94,7 @@ class FloatUnaryParser(TypedElementwiseParser):
 
     def expression(self, node: gs.Node, types: Sequence[DataType], out: DataType, values: Sequence[str]) -> str:
         def attr(name: str, default: float) -> float:
-            return float(attribute(node, name, default))
+            return float(NodeParser.attribute(node, name, default))
 
         return EXPRESSIONS[self.op](values[0], Precision(out), attr)
 
@@ -110,7 +110,7 @@ class PReluParser(TypedElementwiseParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    op: typed_mapper(FloatUnaryParser(op), shared_type((FLOAT64,) if op in FLOAT32_ELSEWHERE else FLOATS),
+    op: typed_mapper(FloatUnaryParser(op), shared_type((dtypes.FLOAT64,) if op in FLOAT32_ELSEWHERE else FLOATS),
                      f"{op} float64" if op in FLOAT32_ELSEWHERE else f"{op} float32/float64")
     for op in REGISTERED
 }

@@ -11,17 +11,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    Buffer,
-    CustomOpSchema,
-    Elementwise,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    Buffer, CustomOpSchema, Elementwise, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.lowering_elementwise import FUSED_OP
 from deeploy_generic_c.ops._common import broadcast_strides, c_float, collapse_broadcast
@@ -129,6 +119,6 @@ SCHEMAS: tuple[CustomOpSchema, ...] = (FUSED_ELEMENTWISE_SCHEMA,)
 # shapes of the tile's buffers, so the same code generation serves whole tensors and tiles.
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     FUSED_OP: (NodeMapper(FusedElementwiseParser(),
-                          (NodeBinding(NodeTypeChecker((FLOAT32,), (FLOAT32,), variadic=True), CALL_WITH_MATH),),
+                          (NodeBinding(NodeTypeChecker((dtypes.FLOAT32,), (dtypes.FLOAT32,), variadic=True), CALL_WITH_MATH),),
                           name="FusedElementwise float32", tile_constraint=Elementwise()),),
 }

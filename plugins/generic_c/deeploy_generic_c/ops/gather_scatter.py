@@ -21,15 +21,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT32,
-    Buffer,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    Buffer, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._gather_tiles import GatherTiles
@@ -69,11 +61,11 @@ class Int32GatherParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         data, indices, y = (ctxt[t.name] for t in (*node.inputs, node.outputs[0]))
         require_same_type(data, y)
-        if indices.dtype != INT32:
+        if indices.dtype != dtypes.INT32:
             raise NodeMismatch("dtype", f"indices are {indices.dtype}, this kernel takes int32")
         if not data.shape:
             raise NodeMismatch("shape", "Gather needs data of rank >= 1")
-        axis = normalise_axis(int(attribute(node, "axis", 0)), len(data.shape))
+        axis = normalise_axis(int(NodeParser.attribute(node, "axis", 0)), len(data.shape))
         length = data.shape[axis]
         check_if_constant(indices, length)
         outer, inner = math.prod(data.shape[:axis]), math.prod(data.shape[axis + 1:])
@@ -101,7 +93,7 @@ class GatherElementsParser(NodeParser):
         rank = len(data.shape)
         if rank == 0 or len(indices.shape) != rank:
             raise NodeMismatch("shape", f"indices of rank {len(indices.shape)} for data of rank {rank}")
-        axis = normalise_axis(int(attribute(node, "axis", 0)), rank)
+        axis = normalise_axis(int(NodeParser.attribute(node, "axis", 0)), rank)
         length = data.shape[axis]
         check_if_constant(indices, length)
         if y.numel == 0:
@@ -124,7 +116,7 @@ class GatherNDParser(NodeParser):
         data, indices, y = (ctxt[t.name] for t in (*node.inputs, node.outputs[0]))
         require_same_type(data, y)
         require_index_type(indices)
-        batch_dims = int(attribute(node, "batch_dims", 0))
+        batch_dims = int(NodeParser.attribute(node, "batch_dims", 0))
         depth = indices.shape[-1] if indices.shape else 0
         if not indices.shape or not 0 <= batch_dims < len(indices.shape) or batch_dims + depth > len(data.shape):
             raise NodeMismatch("shape", f"indices {list(indices.shape)} with batch_dims={batch_dims} do not fit "
@@ -172,8 +164,8 @@ class ScatterElementsParser(NodeParser):
         if rank == 0 or len(indices.shape) != rank or list(updates.shape) != list(indices.shape):
             raise NodeMismatch("shape", f"indices {list(indices.shape)} and updates {list(updates.shape)} do not fit "
                                         f"data {list(data.shape)}")
-        axis = normalise_axis(int(attribute(node, "axis", 0)), rank)
-        reduction = str(attribute(node, "reduction", "none")) if self.reductions else "none"
+        axis = normalise_axis(int(NodeParser.attribute(node, "axis", 0)), rank)
+        reduction = str(NodeParser.attribute(node, "reduction", "none")) if self.reductions else "none"
         length = data.shape[axis]
         check_if_constant(indices, length)
         names = counters(rank)
@@ -205,7 +197,7 @@ class ScatterNDParser(NodeParser):
                 list(updates.shape) != list(indices.shape[:-1]) + list(data.shape[depth:]):
             raise NodeMismatch("shape", f"indices {list(indices.shape)} and updates {list(updates.shape)} do not fit "
                                         f"data {list(data.shape)}")
-        reduction = str(attribute(node, "reduction", "none"))
+        reduction = str(NodeParser.attribute(node, "reduction", "none"))
         if indices.values is not None and depth:
             columns = np.asarray(indices.values).reshape(-1, depth)
             for column in range(depth):
@@ -229,7 +221,7 @@ class ScatterNDParser(NodeParser):
 _TWO = NodeTypeChecker((None, None), (None,))
 _THREE = NodeTypeChecker((None, None, None), (None,))
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Gather": single_binding(Int32GatherParser(), NodeTypeChecker((None, INT32), (None,)), "Gather int32 indices",
+    "Gather": single_binding(Int32GatherParser(), NodeTypeChecker((None, dtypes.INT32), (None,)), "Gather int32 indices",
                              tile_constraint=GatherTiles()),
     "GatherElements": single_binding(GatherElementsParser(), _TWO, "GatherElements any type"),
     "GatherND": single_binding(GatherNDParser(), _TWO, "GatherND any type"),

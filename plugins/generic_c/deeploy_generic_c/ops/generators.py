@@ -15,16 +15,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    DataType,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    DataType, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation,
 )
 
 CODE = NodeTemplate("${code}", headers=("stdint.h", "math.h", "dcg_cast.h"))
@@ -88,7 +79,7 @@ class EyeLikeParser(NodeParser):
         if len(y.shape) != 2:
             raise NodeMismatch("shape", f"output has rank {len(y.shape)}; EyeLike is 2-D")
         rows, columns = y.shape
-        k = int(attribute(node, "k", 0))
+        k = int(NodeParser.attribute(node, "k", 0))
         one, zero = c_literal(y.dtype, 1), c_literal(y.dtype, 0)
         code = (f"for (int32_t r = 0; r < {rows}; ++r) for (int32_t c = 0; c < {columns}; ++c) "
                 f"{y.c_name}[r * {columns} + c] = c - r == {k} ? {one} : {zero};")

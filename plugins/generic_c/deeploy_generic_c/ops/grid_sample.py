@@ -20,15 +20,7 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import HEADERS, single_binding
 
@@ -40,7 +32,7 @@ PADDINGS = ("zeros", "border", "reflection")
 
 
 def _text(node: gs.Node, name: str, default: str) -> str:
-    value = attribute(node, name, default)
+    value = NodeParser.attribute(node, name, default)
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -156,13 +148,13 @@ class GridSampleParser(NodeParser):
         if y.numel == 0:
             return {"call": "", "size": 0}
         code = grid_sample_code(x.c_name, grid.c_name, y.c_name, tuple(x.shape), points, MODES[mode], padding,
-                                bool(int(attribute(node, "align_corners", 0))))
+                                bool(int(NodeParser.attribute(node, "align_corners", 0))))
         return {"call": code, "size": y.numel * MODES[mode] ** rank}
 
 
 GRID_SAMPLE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "GridSample": single_binding(GridSampleParser(), NodeTypeChecker((FLOAT32, FLOAT32), (FLOAT32,)),
+    "GridSample": single_binding(GridSampleParser(), NodeTypeChecker((dtypes.FLOAT32, dtypes.FLOAT32), (dtypes.FLOAT32,)),
                                  "GridSample float32", GRID_SAMPLE),
 }

@@ -14,18 +14,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT32,
-    Buffer,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
+    Buffer, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.ops import _conv_kernels as conv_kernels
@@ -211,7 +200,7 @@ class IntegerConvParser(NodeParser):
         win = convolution_window(node, x, w, y)
         n, c, h, wd, m, oh, ow = win.n, win.c, win.h, win.w, win.m, win.oh, win.ow
         strides, pads, dilations = (win.stride_h, win.stride_w), (win.pad_top, win.pad_left), (win.dil_h, win.dil_w)
-        group = int(attribute(node, "group", 1))
+        group = int(NodeParser.attribute(node, "group", 1))
         cg, mg = c // group, m // group
         bias = f"(int32_t){ctxt[operands[2].name].c_name}[mo]" if len(operands) > 2 and operands[2].name else "0"
         kh, kw = win.kh, win.kw
@@ -289,10 +278,10 @@ class IntegerGemmParser(NodeParser):
         a, b, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
         _integer(a, "input A")
         _integer(b, "input B")
-        trans_a, trans_b = int(attribute(node, "transA", 0)), int(attribute(node, "transB", 0))
+        trans_a, trans_b = int(NodeParser.attribute(node, "transA", 0)), int(NodeParser.attribute(node, "transB", 0))
         m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
         n = b.shape[0] if trans_b else b.shape[1]
-        alpha, beta = int(attribute(node, "alpha", 1.0)), int(attribute(node, "beta", 1.0))
+        alpha, beta = int(NodeParser.attribute(node, "alpha", 1.0)), int(NodeParser.attribute(node, "beta", 1.0))
         a_index = f"kk * {m} + i" if trans_a else f"i * {k} + kk"
         b_index = f"j * {k} + kk" if trans_b else f"kk * {n} + j"
         cbuf = ctxt[operands[2].name] if len(operands) > 2 and operands[2].name else None
@@ -430,7 +419,7 @@ class IntegerMaxPoolParser(NodeParser):
         _integer(x, "input 0")
         if len(node.outputs) > 1 and node.outputs[1].name:
             raise NodeMismatch("shape", "the Indices output is not supported")
-        win = sliding_window(node, x, y, [int(v) for v in attribute(node, "kernel_shape")], "pooling")
+        win = sliding_window(node, x, y, [int(v) for v in NodeParser.attribute(node, "kernel_shape")], "pooling")
         planes, h, wd, oh, ow = win.n * win.c, win.h, win.w, win.oh, win.ow
         kernel, strides = (win.kh, win.kw), (win.stride_h, win.stride_w)
         pads, dilations = (win.pad_top, win.pad_left), (win.dil_h, win.dil_w)
@@ -464,19 +453,19 @@ class IntegerReduceParser(NodeParser):
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         _integer(x, "input 0")
         rank = len(x.shape)
-        if is_present(node, 1):
+        if NodeParser.is_present(node, 1):
             values = ctxt[node.inputs[1].name].values
             if values is None:
                 raise NodeMismatch("shape", "axes must be a constant")
             axes = [int(v) % rank for v in np.asarray(values).reshape(-1)]
         else:
-            raw = attribute(node, "axes", None)
+            raw = NodeParser.attribute(node, "axes", None)
             axes = [int(v) % rank for v in ([raw] if isinstance(raw, int) else (raw or range(rank)))]
         keep = [axis for axis in range(rank) if axis not in axes]
         reduced = [axis for axis in range(rank) if axis in axes]
         strides = [math.prod(x.shape[axis + 1 :]) for axis in range(rank)]
         count = math.prod(x.shape[axis] for axis in reduced)
-        keepdims = int(attribute(node, "keepdims", 1))
+        keepdims = int(NodeParser.attribute(node, "keepdims", 1))
         loops_out = "".join(f"for (int32_t k{a} = 0; k{a} < {x.shape[a]}; ++k{a}) " for a in keep)
         loops_in = "".join(f"for (int32_t r{a} = 0; r{a} < {x.shape[a]}; ++r{a}) " for a in reduced)
         offset = " + ".join([f"k{a} * {strides[a]}" for a in keep] + [f"r{a} * {strides[a]}" for a in reduced]) or "0"
@@ -538,7 +527,7 @@ WITH_SCRATCH = NodeTemplate(
 """Inline code with an int16 scratch buffer ``dc_scratch`` of ``scratch_bytes`` from the arena (none when 0).
 
 The representation's ``scratch`` is ``NULL`` until the mid end (or the tiler) puts the buffer's name there."""
-ANY_INT = NodeTypeChecker((None, None, None), (INT32,))
+ANY_INT = NodeTypeChecker((None, None, None), (dtypes.INT32,))
 
 
 def _mapper(parser: NodeParser, name: str, checker: NodeTypeChecker = ANY_INT,

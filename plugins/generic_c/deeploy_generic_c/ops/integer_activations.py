@@ -24,17 +24,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT8,
-    INT32,
-    ChannelParameters,
-    CustomOpSchema,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    ChannelParameters, CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._dialect import (
     channel_index,
@@ -147,10 +137,10 @@ SCHEMAS: tuple[CustomOpSchema, ...] = tuple(CustomOpSchema(op) for op in (*ACTIV
 """Each output has its input's shape; fake-quantised exports keep it float-declared (the integer typing retypes it)."""
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    **{op: (NodeMapper(ActivationParser(op), (NodeBinding(NodeTypeChecker((None,), (INT32,)), INLINE),),
+    **{op: (NodeMapper(ActivationParser(op), (NodeBinding(NodeTypeChecker((None,), (dtypes.INT32,)), INLINE),),
                        name=f"{op} integer"),) for op in ACTIVATIONS},
     **{fused: (NodeMapper(DeeployRequantizedParser(op),
-                          (NodeBinding(NodeTypeChecker((None,), (INT8,)), INLINE),),
+                          (NodeBinding(NodeTypeChecker((None,), (dtypes.INT8,)), INLINE),),
                           name=f"{fused} integer (first mul/add, int8 clamp)", tile_constraint=ScalarParameters(1)),)
        for op, fused in DEEPLOY_FUSED.items()},
     **{fused: (NodeMapper(ActivationRequantShiftParser(op), (NodeBinding(ANY, INLINE),), name=f"{op} + RequantShift integer",

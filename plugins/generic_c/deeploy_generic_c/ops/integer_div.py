@@ -13,16 +13,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT32,
-    CustomOpSchema,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.ops._dialect import integer_attribute
@@ -56,6 +47,6 @@ INLINE = NodeTemplate("${code}", headers=("stdint.h",))
 SCHEMAS: tuple[CustomOpSchema, ...] = (INTEGER_DIV_SCHEMA,)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "IntegerDiv": (NodeMapper(IntegerDivParser(), (NodeBinding(NodeTypeChecker((None, None), (INT32,)), INLINE),),
+    "IntegerDiv": (NodeMapper(IntegerDivParser(), (NodeBinding(NodeTypeChecker((None, None), (dtypes.INT32,)), INLINE),),
                               name="IntegerDiv integer"),),
 }

@@ -16,15 +16,7 @@ from typing import Any
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    CustomOpSchema,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
 from deeploy_generic_c.ops._scalar_parameters import ScalarParameters
 from deeploy_generic_c.ops.integer import INLINE
@@ -56,7 +48,7 @@ class IntegerLookupParser(NodeParser):
         offset = "+ 128" if x.dtype.numpy.kind == "i" else ""
         code = (f"for (int32_t i = 0; i < {y.numel}; ++i) "
                 f"{y.c_name}[i] = {table.c_name}[(int32_t){x.c_name}[i] {offset}];")
-        arithmetic = attribute(node, "arithmetic", "")
+        arithmetic = NodeParser.attribute(node, "arithmetic", "")
         arithmetic = arithmetic.decode() if isinstance(arithmetic, bytes) else str(arithmetic)
         described: dict[str, object] = {"entries": 256, "range": [int(min(table.values.reshape(-1))),
                                                                   int(max(table.values.reshape(-1)))]}

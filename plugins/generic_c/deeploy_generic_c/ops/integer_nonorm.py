@@ -16,15 +16,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT8,
-    CustomOpSchema,
-    Elementwise,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    CustomOpSchema, Elementwise, NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._dialect import element_loops, integer_attribute, require_integer, shift_of
 from deeploy_generic_c.ops.integer import INLINE
@@ -50,6 +42,6 @@ SCHEMAS: tuple[CustomOpSchema, ...] = (CustomOpSchema("iNoNorm"),)
 """Output shaped like x (weights and bias broadcast to it), typed int8 by the integer typing."""
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "iNoNorm": (NodeMapper(INoNormParser(), (NodeBinding(NodeTypeChecker((None, None, None), (INT8,)), INLINE),),
+    "iNoNorm": (NodeMapper(INoNormParser(), (NodeBinding(NodeTypeChecker((None, None, None), (dtypes.INT8,)), INLINE),),
                            name="iNoNorm integer (wraps to int8)", tile_constraint=Elementwise()),),
 }

@@ -7,16 +7,7 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, c_float, int_array, single_binding
 from deeploy_generic_c.ops._direct_conv import DirectConv, direct_conv, takes_direct_path
@@ -89,8 +80,8 @@ class ConvParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
         win = convolution_window(node, x, w, y)
-        group = int(attribute(node, "group", 1))
-        bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
+        group = int(NodeParser.attribute(node, "group", 1))
+        bias = ctxt[node.inputs[2].name].c_name if NodeParser.is_present(node, 2) else "NULL"
         macs = win.n * win.m * win.oh * win.ow * (win.c // group) * win.kh * win.kw
         block = conv_block(win.c, win.kh, win.kw, win.oh, win.ow, group)
         scratch = conv_scratch_floats(win.c, win.m, win.kh, win.kw, win.oh, win.ow, (win.stride_h, win.stride_w),
@@ -132,13 +123,13 @@ class ConvTransposeParser(NodeParser):
         rank = len(x.shape) - 2
         if rank not in (1, 2):
             raise NodeMismatch("shape", f"{rank}-D transposed convolution is not supported")
-        auto_pad = attribute(node, "auto_pad", "NOTSET")
+        auto_pad = NodeParser.attribute(node, "auto_pad", "NOTSET")
         if auto_pad not in ("NOTSET", "", "VALID"):
             raise NodeMismatch("attribute", f"auto_pad={auto_pad} is not supported")
-        strides = [int(v) for v in (attribute(node, "strides", None) or [1] * rank)]
-        dilations = [int(v) for v in (attribute(node, "dilations", None) or [1] * rank)]
-        pads = [int(p) for p in (attribute(node, "pads", None) or [0] * (2 * rank))]
-        if attribute(node, "output_shape", None):
+        strides = [int(v) for v in (NodeParser.attribute(node, "strides", None) or [1] * rank)]
+        dilations = [int(v) for v in (NodeParser.attribute(node, "dilations", None) or [1] * rank)]
+        pads = [int(p) for p in (NodeParser.attribute(node, "pads", None) or [0] * (2 * rank))]
+        if NodeParser.attribute(node, "output_shape", None):
             raise NodeMismatch("attribute", "output_shape is not supported (give pads)")
         kernel = list(w.shape[2:])
         if rank == 1:
@@ -147,8 +138,8 @@ class ConvTransposeParser(NodeParser):
         m = y.shape[1]
         h, wd = (1, in_spatial[0]) if rank == 1 else in_spatial
         oh, ow = (1, y.shape[2]) if rank == 1 else y.shape[2:]
-        group = int(attribute(node, "group", 1))
-        bias = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else "NULL"
+        group = int(NodeParser.attribute(node, "group", 1))
+        bias = ctxt[node.inputs[2].name].c_name if NodeParser.is_present(node, 2) else "NULL"
         return {
             "call": (
                 f"dcg_conv_transpose2d_f32({x.c_name}, {w.c_name}, {bias}, {y.c_name}, {n}, {c}, {h}, {wd}, {m}, "
@@ -166,18 +157,18 @@ class GemmParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
-        trans_a, trans_b = int(attribute(node, "transA", 0)), int(attribute(node, "transB", 0))
+        trans_a, trans_b = int(NodeParser.attribute(node, "transA", 0)), int(NodeParser.attribute(node, "transB", 0))
         m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
         n = b.shape[0] if trans_b else b.shape[1]
         c_name, rows, cols = "NULL", 1, 1
-        if is_present(node, 2):
+        if NodeParser.is_present(node, 2):
             c = ctxt[node.inputs[2].name]
             shape = (1,) * (2 - len(c.shape)) + tuple(c.shape)
             rows, cols = shape
             if rows not in (1, m) or cols not in (1, n):
                 raise NodeMismatch("shape", f"C of shape {c.shape} does not broadcast to [{m}, {n}]")
             c_name = c.c_name
-        alpha, beta = float(attribute(node, "alpha", 1.0)), float(attribute(node, "beta", 1.0))
+        alpha, beta = float(NodeParser.attribute(node, "alpha", 1.0)), float(NodeParser.attribute(node, "beta", 1.0))
         if m * n * k <= SMALL_PRODUCT_MACS:
             c_used = c_name if c_name != "NULL" and beta != 0.0 else None
             return {"call": gemm_loop(a.c_name, b.c_name, c_used, y.c_name, m, n, k, bool(trans_a), bool(trans_b),
@@ -229,7 +220,7 @@ def _broadcast_shape(first: tuple[int, ...], second: tuple[int, ...]) -> list[in
     return out
 
 
-F32 = FLOAT32
+F32 = dtypes.FLOAT32
 THREE_FLOATS = NodeTypeChecker((F32, F32, F32), (F32,))
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Conv": single_binding(ConvParser(), THREE_FLOATS, "Conv float32", CONV),

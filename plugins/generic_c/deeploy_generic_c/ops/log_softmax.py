@@ -12,17 +12,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    AlongAxes,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    AlongAxes, NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import node_axis_geometry, row_loops
 from deeploy_generic_c.ops._common import HEADERS
@@ -35,8 +25,8 @@ class LogSoftmaxParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        outer, length, inner = node_axis_geometry([int(d) for d in x.shape], int(attribute(node, "axis", -1)))
-        exp = "expf" if x.dtype is FLOAT32 else "exp"
+        outer, length, inner = node_axis_geometry([int(d) for d in x.shape], int(NodeParser.attribute(node, "axis", -1)))
+        exp = "expf" if x.dtype is dtypes.FLOAT32 else "exp"
         c_type = x.dtype.c_type
         body = [
             *row_pointers(x.dtype, length, inner),
@@ -55,7 +45,7 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "LogSoftmax": (NodeMapper(LogSoftmaxParser(), tuple(NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE)
-                                                        for t in (FLOAT32, FLOAT64)),
+                                                        for t in (dtypes.FLOAT32, dtypes.FLOAT64)),
                               name="LogSoftmax float32/float64", tile_constraint=AlongAxes("softmax")),),
 }
 

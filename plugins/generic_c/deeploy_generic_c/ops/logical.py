@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import BOOL, DataType, NodeMapper
+from deeploy_core.plugin_api import DataType, NodeMapper, dtypes
 from deeploy_generic_c.ops._typed import shared_type
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
@@ -37,6 +37,6 @@ class NotParser(TypedElementwiseParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    **{op: typed_mapper(LogicalParser(), shared_type((BOOL,)), f"{op} bool") for op in OPERATORS},
-    "Not": typed_mapper(NotParser(), shared_type((BOOL,)), "Not bool"),
+    **{op: typed_mapper(LogicalParser(), shared_type((dtypes.BOOL,)), f"{op} bool") for op in OPERATORS},
+    "Not": typed_mapper(NotParser(), shared_type((dtypes.BOOL,)), "Not bool"),
 }

@@ -10,18 +10,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    AlongAxes,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    AlongAxes, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import node_axis_geometry, row_loops
 from deeploy_generic_c.ops._common import HEADERS
@@ -34,10 +23,10 @@ class LpNormParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        p = int(attribute(node, "p", 2))
+        p = int(NodeParser.attribute(node, "p", 2))
         if p not in (1, 2):
             raise NodeMismatch("attribute", f"p={p} is not supported (ONNX allows 1 or 2)")
-        outer, length, inner = node_axis_geometry([int(d) for d in x.shape], int(attribute(node, "axis", -1)))
+        outer, length, inner = node_axis_geometry([int(d) for d in x.shape], int(NodeParser.attribute(node, "axis", -1)))
         c_type = x.dtype.c_type
         term = "fabs((double)row[a * {inner}])" if p == 1 else "(double)row[a * {inner}] * row[a * {inner}]"
         body = [
@@ -56,7 +45,7 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "LpNormalization": (NodeMapper(LpNormParser(), tuple(NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE)
-                                                         for t in (FLOAT32, FLOAT64)),
+                                                         for t in (dtypes.FLOAT32, dtypes.FLOAT64)),
                                    name="LpNormalization float32/float64", tile_constraint=AlongAxes("softmax")),),
 }
 

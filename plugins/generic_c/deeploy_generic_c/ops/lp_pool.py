@@ -13,19 +13,7 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    SlidingWindow,
-    TileConstraint,
-    attribute,
+    NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, SlidingWindow, TileConstraint, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import reduction_code
 from deeploy_generic_c.ops._common import HEADERS
@@ -51,11 +39,11 @@ class LpPoolParser(NodeParser):
         rank = len(spatial)
         if rank < 1:
             raise NodeMismatch("shape", "LpPool needs at least one spatial axis")
-        kernel = [int(k) for k in attribute(node, "kernel_shape")]
-        strides = [int(s) for s in (attribute(node, "strides", None) or [1] * rank)]
-        dilations = [int(d) for d in (attribute(node, "dilations", None) or [1] * rank)]
+        kernel = [int(k) for k in NodeParser.attribute(node, "kernel_shape")]
+        strides = [int(s) for s in (NodeParser.attribute(node, "strides", None) or [1] * rank)]
+        dilations = [int(d) for d in (NodeParser.attribute(node, "dilations", None) or [1] * rank)]
         pads = resolve_pads(node, spatial, out_spatial, kernel, strides, dilations)
-        term, root = power_terms(int(attribute(node, "p", 2)))
+        term, root = power_terms(int(NodeParser.attribute(node, "p", 2)))
         planes = int(x.shape[0]) * int(x.shape[1])
         c_type = x.dtype.c_type
         in_strides = dense_strides(spatial)
@@ -94,7 +82,7 @@ class GlobalLpPoolParser(NodeParser):
         shape = tuple(int(d) for d in x.shape)
         if len(shape) < 3:
             raise NodeMismatch("shape", "GlobalLpPool needs at least one spatial axis")
-        term, root = power_terms(int(attribute(node, "p", 2)))
+        term, root = power_terms(int(NodeParser.attribute(node, "p", 2)))
         passes = [(["double acc = 0.0;"], f"acc += {term.format(v='(double)v')};")]
         finish = [f"dst[o] = ({y.dtype.c_type})({root});"]
         call = reduction_code(x.c_name, y.c_name, x.dtype, y.dtype, shape, set(range(2, len(shape))), passes, finish)
@@ -105,7 +93,7 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 
 def _mapper(parser: NodeParser, name: str, constraint: TileConstraint | None = None) -> tuple[NodeMapper, ...]:
-    bindings = tuple(NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE) for t in (FLOAT32, FLOAT64))
+    bindings = tuple(NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE) for t in (dtypes.FLOAT32, dtypes.FLOAT64))
     return (NodeMapper(parser, bindings, name=name, tile_constraint=constraint),)
 
 

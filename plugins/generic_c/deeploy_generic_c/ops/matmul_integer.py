@@ -19,16 +19,7 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT32,
-    Buffer,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    is_present,
+    Buffer, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.ops.integer import INLINE, _loops
@@ -41,7 +32,7 @@ def _zero_point(node: gs.Node, ctxt: NetworkContext, index: int, count: int, vec
     ``vector_shapes`` are the shapes (leading ones dropped) that mean one value per row/column; any other shape
     would make the zero point depend on the batch, which ONNX allows but no exporter writes.
     """
-    if not is_present(node, index):
+    if not NodeParser.is_present(node, index):
         return "0"
     buffer = ctxt[node.inputs[index].name]
     if buffer.dtype.is_float:
@@ -100,6 +91,6 @@ class MatMulIntegerParser(NodeParser):
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "MatMulInteger": (NodeMapper(MatMulIntegerParser(),
-                                 (NodeBinding(NodeTypeChecker((None, None, None, None), (INT32,)), INLINE),),
+                                 (NodeBinding(NodeTypeChecker((None, None, None, None), (dtypes.INT32,)), INLINE),),
                                  name="MatMulInteger integer"),),
 }

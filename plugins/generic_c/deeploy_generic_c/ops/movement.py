@@ -8,17 +8,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT64,
-    Buffer,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    c_array_values,
-    is_present,
+    Buffer, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, c_array_values, dtypes,
 )
 from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding
 from deeploy_generic_c.ops._gather_tiles import GatherTiles
@@ -33,7 +23,7 @@ def _same_type(source: Buffer, target: Buffer) -> None:
 
 
 def _constant_ints(ctxt: NetworkContext, node: gs.Node, index: int, what: str) -> list[int] | None:
-    if not is_present(node, index):
+    if not NodeParser.is_present(node, index):
         return None
     values = ctxt[node.inputs[index].name].values
     if values is None:
@@ -92,7 +82,7 @@ class TransposeParser(NodeParser):
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         _same_type(x, y)
         _rank_ok(x)
-        perm = attribute(node, "perm", None) or list(reversed(range(len(x.shape))))
+        perm = NodeParser.attribute(node, "perm", None) or list(reversed(range(len(x.shape))))
         shape = list(x.shape) or [1]
         perm = [int(p) for p in perm] or [0]
         if x.dtype.c_type:
@@ -114,7 +104,7 @@ class ConcatParser(NodeParser):
         for source in sources:
             _same_type(source, y)
         rank = len(y.shape)
-        axis = int(attribute(node, "axis")) % rank
+        axis = int(NodeParser.attribute(node, "axis")) % rank
         outer, inner = math.prod(y.shape[:axis]), math.prod(y.shape[axis + 1 :])
         pointers = ", ".join(f"(const void *){s.c_name}" for s in sources)
         sizes = int_array(s.shape[axis] for s in sources)
@@ -167,7 +157,7 @@ class PadParser(NodeParser):
         _same_type(x, y)
         _rank_ok(x)
         rank = len(x.shape)
-        mode = attribute(node, "mode", "constant")
+        mode = NodeParser.attribute(node, "mode", "constant")
         modes = {"constant": 0, "reflect": 1, "edge": 2}
         if mode not in modes:
             raise NodeMismatch("attribute", f"mode={mode!r} is not supported")
@@ -181,7 +171,7 @@ class PadParser(NodeParser):
         value = "NULL"
         if mode == "constant":
             raw = 0
-            if is_present(node, 2):
+            if NodeParser.is_present(node, 2):
                 constant = ctxt[node.inputs[2].name].values
                 if constant is None:
                     raise NodeMismatch("shape", "constant_value must be a constant")
@@ -207,7 +197,7 @@ class GatherParser(NodeParser):
         x, indices, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
         _same_type(x, y)
         rank = len(x.shape)
-        axis = int(attribute(node, "axis", 0)) % rank
+        axis = int(NodeParser.attribute(node, "axis", 0)) % rank
         outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1 :])
         return {
             "call": (
@@ -223,8 +213,8 @@ MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Transpose": single_binding(TransposeParser(), ANY, "Transpose any type"),
     "Concat": single_binding(ConcatParser(), ANY, "Concat any type"),
     "Slice": single_binding(SliceParser(), ANY, "Slice any type", tile_constraint=SliceTiles()),
-    "Pad": single_binding(PadParser(), NodeTypeChecker((None, INT64, None, None), (None,), moves_storage_types=True),
+    "Pad": single_binding(PadParser(), NodeTypeChecker((None, dtypes.INT64, None, None), (None,), moves_storage_types=True),
                           "Pad any type", tile_constraint=PadTiles()),
-    "Gather": single_binding(GatherParser(), NodeTypeChecker((None, INT64), (None,), moves_storage_types=True),
+    "Gather": single_binding(GatherParser(), NodeTypeChecker((None, dtypes.INT64), (None,), moves_storage_types=True),
                              "Gather any type", tile_constraint=GatherTiles()),
 }

@@ -10,17 +10,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    AlongAxes,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    AlongAxes, NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import reduced_axes, reduction_code
 from deeploy_generic_c.ops._common import HEADERS
@@ -35,7 +25,7 @@ class MVNParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         shape = tuple(int(d) for d in x.shape)
-        axes = reduced_axes([int(a) for a in attribute(node, "axes", [0, 2, 3])], len(shape))
+        axes = reduced_axes([int(a) for a in NodeParser.attribute(node, "axes", [0, 2, 3])], len(shape))
         count = 1
         for axis in axes:
             count *= shape[axis]
@@ -54,7 +44,7 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "MeanVarianceNormalization": (NodeMapper(MVNParser(), tuple(
-        NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE) for t in (FLOAT32, FLOAT64)),
+        NodeBinding(NodeTypeChecker((t,), (t,)), TEMPLATE) for t in (dtypes.FLOAT32, dtypes.FLOAT64)),
         name="MeanVarianceNormalization float32/float64", tile_constraint=AlongAxes("reduce")),),
 }
 

@@ -7,23 +7,15 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import c_float, single_binding
 
-F32 = FLOAT32
+F32 = dtypes.FLOAT32
 
 
 def _axis(node: gs.Node, rank: int, default: int) -> int:
-    axis = int(attribute(node, "axis", default))
+    axis = int(NodeParser.attribute(node, "axis", default))
     if not -rank <= axis < max(rank, 1):
         raise NodeMismatch("attribute", f"axis={axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
@@ -54,12 +46,12 @@ class LayerNormParser(NodeParser):
         if scale.numel != norm:
             raise NodeMismatch("shape", f"scale has {scale.numel} elements, the normalised size is {norm}")
         bias = "NULL"
-        if is_present(node, 2):
+        if NodeParser.is_present(node, 2):
             bias_buffer = ctxt[node.inputs[2].name]
             if bias_buffer.numel != norm:
                 raise NodeMismatch("shape", f"bias has {bias_buffer.numel} elements, the normalised size is {norm}")
             bias = bias_buffer.c_name
-        epsilon = float(attribute(node, "epsilon", 1e-5))
+        epsilon = float(NodeParser.attribute(node, "epsilon", 1e-5))
         return {
             "call": f"dcg_layernorm_f32({x.c_name}, {scale.c_name}, {bias}, {y.c_name}, {x.numel // norm}, {norm}, {c_float(epsilon)});",
             "size": y.numel * 4,
@@ -73,7 +65,7 @@ class BatchNormParser(NodeParser):
     outputs = (1, 3)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        if int(attribute(node, "training_mode", 0)):
+        if int(NodeParser.attribute(node, "training_mode", 0)):
             raise NodeMismatch("attribute", "training_mode=1 is not supported")
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         if len(x.shape) < 2:
@@ -81,7 +73,7 @@ class BatchNormParser(NodeParser):
         scale, bias, mean, var = (ctxt[node.inputs[i].name].c_name for i in range(1, 5))
         n, c = x.shape[0], x.shape[1]
         spatial = math.prod(x.shape[2:])
-        epsilon = float(attribute(node, "epsilon", 1e-5))
+        epsilon = float(NodeParser.attribute(node, "epsilon", 1e-5))
         return {
             "call": f"dcg_batchnorm_f32({x.c_name}, {scale}, {bias}, {mean}, {var}, {y.c_name}, {n}, {c}, {spatial}, {c_float(epsilon)});",
             "size": y.numel * 2,
@@ -98,7 +90,7 @@ class InstanceNormParser(NodeParser):
         if len(x.shape) < 3:
             raise NodeMismatch("shape", "input rank must be at least 3")
         n, c, spatial = x.shape[0], x.shape[1], math.prod(x.shape[2:])
-        epsilon = float(attribute(node, "epsilon", 1e-5))
+        epsilon = float(NodeParser.attribute(node, "epsilon", 1e-5))
         return {
             "call": f"dcg_instancenorm_f32({x.c_name}, {scale.c_name}, {bias.c_name}, {y.c_name}, {n}, {c}, {spatial}, {c_float(epsilon)});",
             "size": y.numel * 4,
@@ -113,14 +105,14 @@ class GroupNormParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, scale, bias, y = (ctxt[t.name] for t in (*node.inputs, node.outputs[0]))
         n, c, spatial = x.shape[0], x.shape[1], math.prod(x.shape[2:])
-        groups = int(attribute(node, "num_groups", 1))
+        groups = int(NodeParser.attribute(node, "num_groups", 1))
         if groups <= 0 or c % groups:
             raise NodeMismatch("attribute", f"num_groups={groups} does not divide {c} channels")
         if scale.numel != c or bias.numel != c:
             raise NodeMismatch("shape", "scale and bias must have one value per channel (opset 21)")
-        if int(attribute(node, "stash_type", 1)) != 1:
+        if int(NodeParser.attribute(node, "stash_type", 1)) != 1:
             raise NodeMismatch("attribute", "stash_type other than float32 is not supported")
-        epsilon = float(attribute(node, "epsilon", 1e-5))
+        epsilon = float(NodeParser.attribute(node, "epsilon", 1e-5))
         return {
             "call": f"dcg_groupnorm_f32({x.c_name}, {scale.c_name}, {bias.c_name}, {y.c_name}, {n}, {c}, {spatial}, {groups}, {c_float(epsilon)});",
             "size": y.numel * 4,

@@ -12,15 +12,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._norm_rows import epsilon, per_element, rows_and_length
@@ -67,6 +59,6 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "LayerNormalization": (NodeMapper(LayerNormStatsParser(), tuple(
-        NodeBinding(NodeTypeChecker((t, t, t), (t, None, None)), TEMPLATE) for t in (FLOAT32, FLOAT64)),
+        NodeBinding(NodeTypeChecker((t, t, t), (t, None, None)), TEMPLATE) for t in (dtypes.FLOAT32, dtypes.FLOAT64)),
         name="LayerNormalization with statistics, float32/float64"),),
 }

@@ -16,16 +16,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    BOOL,
-    DataType,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    constant_values,
+    DataType, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._strided import block, normalise_axis, typed_views
@@ -51,17 +42,17 @@ class OneHotParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         indices, values, y = ctxt[node.inputs[0].name], ctxt[node.inputs[2].name], ctxt[node.outputs[0].name]
-        if indices.dtype == BOOL:
+        if indices.dtype == dtypes.BOOL:
             raise NodeMismatch("dtype", "bool indices are not supported")
         if values.dtype != y.dtype or values.numel != 2:
             raise NodeMismatch("shape", f"values must be [off, on] of the output's type, got {list(values.shape)} "
                                         f"{values.dtype}")
-        raw = np.asarray(constant_values(ctxt, node.inputs[1], "depth")).reshape(-1)
+        raw = np.asarray(NodeParser.constant_values(ctxt, node.inputs[1], "depth")).reshape(-1)
         if raw.size != 1 or not np.isfinite(raw[0]) or int(raw[0]) < 1:
             raise NodeMismatch("shape", f"depth must be one positive number, got {raw.tolist()}")
         depth = int(raw[0])
         rank = len(indices.shape)
-        axis = normalise_axis(int(attribute(node, "axis", -1)), rank + 1)
+        axis = normalise_axis(int(NodeParser.attribute(node, "axis", -1)), rank + 1)
         outer, inner = math.prod(indices.shape[:axis]), math.prod(indices.shape[axis:])
         if list(y.shape) != [*indices.shape[:axis], depth, *indices.shape[axis:]]:
             raise NodeMismatch("shape", f"output shape {list(y.shape)} does not fit depth {depth} at axis {axis}")

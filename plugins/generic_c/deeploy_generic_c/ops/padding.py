@@ -13,16 +13,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT64,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    constant_values,
-    is_present,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._indexing import require_same_type
@@ -35,16 +26,16 @@ class WrapPadParser(NodeParser):
     inputs = (2, 4)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        mode = attribute(node, "mode", "constant")
+        mode = NodeParser.attribute(node, "mode", "constant")
         if mode != "wrap":
             raise NodeMismatch("attribute", f"mode={mode!r} is not wrap")
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         require_same_type(x, y)
         rank = len(x.shape)
-        pads = [int(p) for p in np.asarray(constant_values(ctxt, node.inputs[1], "pads")).reshape(-1)]
+        pads = [int(p) for p in np.asarray(NodeParser.constant_values(ctxt, node.inputs[1], "pads")).reshape(-1)]
         axes = list(range(rank))
-        if is_present(node, 3):
-            axes = [normalise_axis(int(a), rank) for a in np.asarray(constant_values(ctxt, node.inputs[3], "axes")).reshape(-1)]
+        if NodeParser.is_present(node, 3):
+            axes = [normalise_axis(int(a), rank) for a in np.asarray(NodeParser.constant_values(ctxt, node.inputs[3], "axes")).reshape(-1)]
         if len(pads) != 2 * len(axes):
             raise NodeMismatch("shape", f"{len(pads)} pads for {len(axes)} axes")
         begin = [0] * rank
@@ -66,5 +57,5 @@ class WrapPadParser(NodeParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Pad": single_binding(WrapPadParser(), NodeTypeChecker((None, INT64, None, None), (None,)), "Pad wrap any type"),
+    "Pad": single_binding(WrapPadParser(), NodeTypeChecker((None, dtypes.INT64, None, None), (None,)), "Pad wrap any type"),
 }

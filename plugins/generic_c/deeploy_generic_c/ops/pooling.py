@@ -7,15 +7,7 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import HEADERS, single_binding
 from deeploy_generic_c.ops._window import sliding_window
@@ -75,7 +67,7 @@ class PoolParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        win = sliding_window(node, x, y, [int(k) for k in attribute(node, "kernel_shape")], "pooling")
+        win = sliding_window(node, x, y, [int(k) for k in NodeParser.attribute(node, "kernel_shape")], "pooling")
         if self.kind == "avg" and (win.dil_h, win.dil_w) != (1, 1):
             raise NodeMismatch("attribute", "dilated average pooling is not supported")
         common = (
@@ -86,7 +78,7 @@ class PoolParser(NodeParser):
             call = maxpool_loop(x.c_name, y.c_name, win.n * win.c, win.h, win.w, win.oh, win.ow, win.kh, win.kw,
                                 win.stride_h, win.stride_w, win.pad_top, win.pad_left, win.dil_h, win.dil_w)
         else:
-            include = int(attribute(node, "count_include_pad", 0))
+            include = int(NodeParser.attribute(node, "count_include_pad", 0))
             call = f"dcg_avgpool2d_f32({common}, {win.pad_bottom}, {win.pad_right}, {include});"
         return {"call": call, "size": y.numel * win.kh * win.kw}
 
@@ -102,7 +94,7 @@ class MaxPoolParser(PoolParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         if len(node.outputs) > 1 and node.outputs[1].name:
             raise NodeMismatch("shape", "the Indices output is not supported")
-        if int(attribute(node, "storage_order", 0)):
+        if int(NodeParser.attribute(node, "storage_order", 0)):
             raise NodeMismatch("attribute", "storage_order=1 is not supported")
         return super().parse(node, ctxt)
 
@@ -119,7 +111,7 @@ class GlobalPoolParser(NodeParser):
         return {"call": f"dcg_{self.kernel}_f32({x.c_name}, {y.c_name}, {nc}, {spatial});", "size": x.numel}
 
 
-FLOAT = NodeTypeChecker((FLOAT32,), (FLOAT32, None))
+FLOAT = NodeTypeChecker((dtypes.FLOAT32,), (dtypes.FLOAT32, None))
 
 
 def _mapper(parser: NodeParser, name: str) -> tuple[NodeMapper, ...]:

@@ -43,16 +43,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    Buffer,
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
+    Buffer, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops import _conv_kernels as conv_kernels
@@ -109,15 +100,15 @@ def fixed_point(real: float) -> tuple[int, int]:
 
 def requantization_mode(node: gs.Node) -> str | None:
     """The node's ``requantization`` attribute (None when absent: a QOperator file's node)."""
-    mode = attribute(node, "requantization", None)
+    mode = NodeParser.attribute(node, "requantization", None)
     return None if mode is None else str(mode)
 
 
 def output_range(node: gs.Node, output: Buffer) -> tuple[int, int]:
     """The output type's range narrowed by ``output_min``/``output_max`` (a fused activation's clamp)."""
     info = np.iinfo(output.dtype.numpy)
-    low = max(int(info.min), int(attribute(node, "output_min", int(info.min))))
-    high = min(int(info.max), int(attribute(node, "output_max", int(info.max))))
+    low = max(int(info.min), int(NodeParser.attribute(node, "output_min", int(info.min))))
+    high = min(int(info.max), int(NodeParser.attribute(node, "output_max", int(info.max))))
     if low > high:
         raise NodeMismatch("attribute", f"output_min {low} exceeds output_max {high} within the output type "
                                         f"{output.dtype}: the fused activation's bounds are empty")
@@ -282,11 +273,11 @@ class QLinearConvParser(_Requantising):
         w, w_scale, w_zero = _operand(ctxt, node, 3)
         y, y_scale, y_zero = _output(ctxt, node, 6)
         win = convolution_window(node, x, w, y)
-        group = int(attribute(node, "group", 1))
+        group = int(NodeParser.attribute(node, "group", 1))
         cg, mg = win.c // group, win.m // group
         if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
             raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
-        bias_buffer = ctxt[node.inputs[8].name] if is_present(node, 8) else None
+        bias_buffer = ctxt[node.inputs[8].name] if NodeParser.is_present(node, 8) else None
         requant = self._requantiser(node, x_scale, w_scale, y_scale, y, y_zero, bias_buffer, win.m)
         zx = _per_tensor(x_zero, "the input zero point")
         bias = "0" if bias_buffer is None or float_bias(bias_buffer) else f"(int32_t){bias_buffer.c_name}[mo]"
@@ -445,10 +436,10 @@ class QGemmParser(_MatMulLike):
     inputs = (9, 9)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        if int(attribute(node, "transA", 0)) or float(attribute(node, "alpha", 1.0)) != 1.0:
+        if int(NodeParser.attribute(node, "transA", 0)) or float(NodeParser.attribute(node, "alpha", 1.0)) != 1.0:
             raise NodeMismatch("attribute", "transA=1 or alpha≠1 is not supported")
         bias, float_bias_buffer = None, None
-        if is_present(node, 6):
+        if NodeParser.is_present(node, 6):
             c = ctxt[node.inputs[6].name]
             if c.numel not in (1, node.outputs[0].shape[-1]):
                 raise NodeMismatch("shape", "the bias must be a vector over the output columns")
@@ -456,7 +447,7 @@ class QGemmParser(_MatMulLike):
                 float_bias_buffer = c
             else:
                 bias = f"(int32_t){c.c_name}[{'j' if c.numel > 1 else '0'}]"
-        return self._emit(node, ctxt, trans_b=bool(int(attribute(node, "transB", 0))), bias=bias, y_scale_index=7,
+        return self._emit(node, ctxt, trans_b=bool(int(NodeParser.attribute(node, "transB", 0))), bias=bias, y_scale_index=7,
                           float_bias_buffer=float_bias_buffer)
 
 
@@ -509,10 +500,10 @@ class QLinearAveragePoolParser(NodeParser):
             kernel = list(x.shape[2:])
             node = gs.Node("AveragePool", attrs={"kernel_shape": kernel}, inputs=node.inputs, outputs=node.outputs)
         else:
-            kernel = [int(v) for v in attribute(node, "kernel_shape")]
+            kernel = [int(v) for v in NodeParser.attribute(node, "kernel_shape")]
         win = sliding_window(node, x, y, kernel, "pooling")
         # The window's padding includes what auto_pad SAME_* resolves to, not only the pads attribute.
-        if int(attribute(node, "ceil_mode", 0)) or (any(win.pads) and not int(attribute(node, "count_include_pad", 0))):
+        if int(NodeParser.attribute(node, "ceil_mode", 0)) or (any(win.pads) and not int(NodeParser.attribute(node, "count_include_pad", 0))):
             raise NodeMismatch("attribute", "ceil_mode=1 or padding excluded from the count is not supported")
         area = win.kh * win.kw
         requant = clamp_requantiser(Requantiser.from_scales(np.array([x_scale[0] / (y_scale * area)]), y, y_zero),

@@ -32,14 +32,7 @@ from __future__ import annotations
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import (
-    NetworkContext,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    OperatorRepresentation,
-    attribute,
-)
+from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._qlinear_operands import (
     binary_layout,
@@ -115,7 +108,7 @@ class QLinearAveragePoolFloat32Parser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         exact_mode(node)
         (x, x_scale, x_zero), (y, y_scale, y_zero) = unary_operands(ctxt, node)
-        if int(attribute(node, "channels_last", 0)):
+        if int(NodeParser.attribute(node, "channels_last", 0)):
             raise NodeMismatch("attribute", "channels_last=1 is not supported (NCHW only)")
         table = DequantTable("dq_x", x, float(x_scale[0]), input_zero_point(x_zero))
         quantiser = ExactQuantiser(y_scale, y, y_zero, *output_range(node, y))
@@ -126,23 +119,23 @@ class QLinearAveragePoolFloat32Parser(NodeParser):
             window_node = gs.Node("AveragePool", attrs={"kernel_shape": kernel}, inputs=node.inputs,
                                   outputs=node.outputs)
         else:
-            kernel = [int(v) for v in attribute(node, "kernel_shape")]
-            strides = [int(v) for v in (attribute(node, "strides", None) or [1] * rank)]
-            if int(attribute(node, "ceil_mode", 0)):
+            kernel = [int(v) for v in NodeParser.attribute(node, "kernel_shape")]
+            strides = [int(v) for v in (NodeParser.attribute(node, "strides", None) or [1] * rank)]
+            if int(NodeParser.attribute(node, "ceil_mode", 0)):
                 raise NodeMismatch("attribute", "ceil_mode=1 is not supported in exact mode")
-            if any(int(d) != 1 for d in (attribute(node, "dilations", None) or [])):
+            if any(int(d) != 1 for d in (NodeParser.attribute(node, "dilations", None) or [])):
                 raise NodeMismatch("attribute", "dilations other than 1 are not supported in exact mode")
         win = sliding_window(window_node, x, y, kernel, "pooling")
         # A tile's node names the whole layer's geometry (deeploy_core.tiling.qlinear_exact): MLAS chose its
         # kernel for the layer, not for the tile.
-        spatial = [int(v) for v in attribute(node, "layer_input_spatial", None) or list(x.shape[2:])]
+        spatial = [int(v) for v in NodeParser.attribute(node, "layer_input_spatial", None) or list(x.shape[2:])]
         own_pads = [win.pad_left, win.pad_right] if rank == 1 else [win.pad_top, win.pad_left, win.pad_bottom,
                                                                       win.pad_right]
-        pads = [int(v) for v in attribute(node, "layer_pads", None) or own_pads]
+        pads = [int(v) for v in NodeParser.attribute(node, "layer_pads", None) or own_pads]
         path = mlas_pool_path(kernel, strides, spatial, pads)
         if path == "global" and [win.h, win.w][2 - rank:] != kernel:
             raise NodeMismatch("shape", "a tile of a global pool must hold the whole plane")
-        include_pad = bool(int(attribute(window_node, "count_include_pad", 0))) or not any(win.pads)
+        include_pad = bool(int(NodeParser.attribute(window_node, "count_include_pad", 0))) or not any(win.pads)
         if path == "global":
             code = _global_pool(win, x.c_name, y.c_name, table, quantiser)
         else:

@@ -35,14 +35,7 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import (
-    NetworkContext,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    OperatorRepresentation,
-    attribute,
-)
+from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation
 from deeploy_generic_c.ops._common import c_float, single_binding
 from deeploy_generic_c.ops._qlinear_operands import input_zero_point, unary_operands
 from deeploy_generic_c.ops.exact_quantisation import DequantTable, ExactQuantiser
@@ -84,12 +77,12 @@ class QLinearSoftmaxFloat32Parser(NodeParser):
         if tuple(x.shape) != tuple(y.shape):
             raise NodeMismatch("shape", f"output shape {list(y.shape)} differs from the input's {list(x.shape)}")
         rank = max(len(x.shape), 1)
-        axis = int(attribute(node, "axis", -1))
+        axis = int(NodeParser.attribute(node, "axis", -1))
         if not -rank <= axis < rank:
             raise NodeMismatch("attribute", f"axis {axis} is outside the input's {rank} dimensions")
         axis %= rank
         shape = list(x.shape) or [1]
-        if int(attribute(node, "opset", 13)) >= 13:
+        if int(NodeParser.attribute(node, "opset", 13)) >= 13:
             outer, length, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
         else:
             outer, length, inner = math.prod(shape[:axis]), math.prod(shape[axis:]), 1

@@ -37,13 +37,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    Buffer,
-    NetworkContext,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    OperatorRepresentation,
-    attribute,
+    Buffer, NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._qlinear_operands import (
@@ -77,7 +71,7 @@ MAX_SOFTMAX_DEPTH = 4096
 
 def _require_tflite(node: gs.Node) -> None:
     """Serve only nodes fixed-point mode fused (``requantization="tflite"``)."""
-    mode = attribute(node, "requantization", None)
+    mode = NodeParser.attribute(node, "requantization", None)
     mode = mode.decode() if isinstance(mode, bytes) else mode
     if mode != "tflite":  # another family of kernels ("op": the farthest miss, so theirs is the reason reported)
         raise NodeMismatch("op", f"requantization={mode!r}; this kernel computes TFLite's arithmetic "
@@ -94,8 +88,8 @@ def _eight_bit(*buffers: Buffer) -> None:
 def _clamp(node: gs.Node, output: Buffer) -> tuple[int, int]:
     """The output type's range narrowed by ``output_min``/``output_max`` (the fused activation)."""
     info = np.iinfo(output.dtype.numpy)
-    low = max(int(info.min), int(attribute(node, "output_min", int(info.min))))
-    high = min(int(info.max), int(attribute(node, "output_max", int(info.max))))
+    low = max(int(info.min), int(NodeParser.attribute(node, "output_min", int(info.min))))
+    high = min(int(info.max), int(NodeParser.attribute(node, "output_max", int(info.max))))
     if low > high:
         raise NodeMismatch("attribute", f"output_min {low} exceeds output_max {high} within {output.dtype}")
     return low, high
@@ -159,7 +153,7 @@ class TfliteAveragePoolParser(NodeParser):
         x, x_scale, x_zero = _operand(ctxt, node, 0)
         y, y_scale, y_zero = _output(ctxt, node, 3)
         _eight_bit(x, y)
-        if int(attribute(node, "channels_last", 0)):
+        if int(NodeParser.attribute(node, "channels_last", 0)):
             raise NodeMismatch("attribute", "channels_last=1 is not supported (the kernel reads NCHW)")
         zx = input_zero_point(x_zero)
         if x_scale.size != 1 or np.float32(x_scale[0]) != np.float32(y_scale) or zx != y_zero:
@@ -167,10 +161,10 @@ class TfliteAveragePoolParser(NodeParser):
                                             f"{float(x_scale[0])}, zero point {zx}) but the output has {y_scale}, "
                                             f"{y_zero}: leave requantization unset for the rescaling kernel")
         low, high = _clamp(node, y)
-        kernel = [int(v) for v in attribute(node, "kernel_shape")]
+        kernel = [int(v) for v in NodeParser.attribute(node, "kernel_shape")]
         win = sliding_window(node, x, y, kernel, "pooling")
-        include_pad = bool(int(attribute(node, "count_include_pad", 0)))
-        if int(attribute(node, "ceil_mode", 0)):
+        include_pad = bool(int(NodeParser.attribute(node, "count_include_pad", 0)))
+        if int(NodeParser.attribute(node, "ceil_mode", 0)):
             raise NodeMismatch("attribute", "ceil_mode=1 is not supported (TFLite's pools have no such windows)")
         area = win.kh * win.kw
         if include_pad:
@@ -221,7 +215,7 @@ class TfliteMeanParser(NodeParser):
             raise NodeMismatch("shape", "the input scale must be per tensor and the input at least 3-D")
         zx = input_zero_point(x_zero)
         low, high = _clamp(node, y)
-        channels_last = bool(int(attribute(node, "channels_last", 0)))
+        channels_last = bool(int(NodeParser.attribute(node, "channels_last", 0)))
         batch = x.shape[0]
         channels = x.shape[-1] if channels_last else x.shape[1]
         count = math.prod(x.shape[1:-1] if channels_last else x.shape[2:])
@@ -245,11 +239,11 @@ for (int32_t b = 0; b < {batch}; ++b) {{
 def _softmax_rows(node: gs.Node, shape: tuple[int, ...]) -> tuple[int, int, int]:
     """(outer, depth, inner): rows of ``depth`` elements ``inner`` apart, as ``axis`` and ``opset`` define them."""
     rank = len(shape)
-    axis = int(attribute(node, "axis", -1))
+    axis = int(NodeParser.attribute(node, "axis", -1))
     if not -rank <= axis < rank:
         raise NodeMismatch("attribute", f"axis {axis} is outside a rank-{rank} input")
     axis %= rank
-    if int(attribute(node, "opset", 13)) >= 13:
+    if int(NodeParser.attribute(node, "opset", 13)) >= 13:
         return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
     return math.prod(shape[:axis]), math.prod(shape[axis:]), 1
 

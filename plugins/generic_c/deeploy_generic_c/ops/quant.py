@@ -18,15 +18,7 @@ import onnx_graphsurgeon as gs
 from onnx import TensorProto
 
 from deeploy_core.plugin_api import (
-    INT8,
-    CustomOpSchema,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import c_float, one_output_of
 from deeploy_generic_c.ops.dequant import float_attribute
@@ -69,6 +61,6 @@ class QuantParser(NodeParser):
 SCHEMAS: tuple[CustomOpSchema, ...] = (QUANT_SCHEMA,)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Quant": (NodeMapper(QuantParser(), (NodeBinding(NodeTypeChecker((None,), (INT8,)), INLINE),),
+    "Quant": (NodeMapper(QuantParser(), (NodeBinding(NodeTypeChecker((None,), (dtypes.INT8,)), INLINE),),
                          name="Quant float32 to int8"),),
 }

@@ -13,15 +13,7 @@ import math
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import (
-    NetworkContext,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
-)
+from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops.integer import INLINE
 
@@ -30,9 +22,9 @@ def _axis_layout(node: gs.Node, shape: tuple[int, ...], scale_size: int) -> tupl
     """(outer, channels, inner) of a per-axis (or per-tensor: channels = 1) quantisation parameter."""
     if scale_size == 1:
         return 1, 1, math.prod(shape)
-    if int(attribute(node, "block_size", 0)):
+    if int(NodeParser.attribute(node, "block_size", 0)):
         raise NodeMismatch("attribute", "blocked quantisation is not supported")
-    axis = int(attribute(node, "axis", 1)) % len(shape)
+    axis = int(NodeParser.attribute(node, "axis", 1)) % len(shape)
     if shape[axis] != scale_size:
         raise NodeMismatch("shape", f"{scale_size} scales for axis {axis} of size {shape[axis]}")
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
@@ -47,9 +39,9 @@ class QuantizeLinearParser(NodeParser):
         x, scale, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
         if not x.dtype.is_float or y.dtype.is_float or y.dtype.bits > 16:
             raise NodeMismatch("dtype", f"{x.dtype} → {y.dtype} is not supported (float32 → 8/16-bit integers)")
-        if int(attribute(node, "saturate", 1)) != 1:
+        if int(NodeParser.attribute(node, "saturate", 1)) != 1:
             raise NodeMismatch("attribute", "saturate=0 is not supported")
-        zero = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else None
+        zero = ctxt[node.inputs[2].name].c_name if NodeParser.is_present(node, 2) else None
         outer, channels, inner = _axis_layout(node, x.shape, scale.numel)
         info = np.iinfo(y.dtype.numpy)
         zp = f"(float){zero}[c]" if zero else "0.0f"
@@ -80,7 +72,7 @@ class DequantizeLinearParser(NodeParser):
         x, scale, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
         if x.dtype.is_float or not y.dtype.is_float:
             raise NodeMismatch("dtype", f"{x.dtype} → {y.dtype} is not supported (integers → float32)")
-        zero = ctxt[node.inputs[2].name].c_name if is_present(node, 2) else None
+        zero = ctxt[node.inputs[2].name].c_name if NodeParser.is_present(node, 2) else None
         outer, channels, inner = _axis_layout(node, x.shape, scale.numel)
         zp = f"(int32_t){zero}[c]" if zero else "0"
         code = f"""for (int32_t o = 0; o < {outer}; ++o) {{

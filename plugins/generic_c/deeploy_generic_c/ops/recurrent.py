@@ -29,20 +29,7 @@ from dataclasses import dataclass
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    INT8,
-    INT32,
-    Buffer,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
+    Buffer, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.lowering_recurrent import PARAMETER_INPUTS, SCALES, ZERO_POINTS
 from deeploy_generic_c.ops._common import c_float
@@ -105,11 +92,11 @@ class Recurrence:
 
 def read_recurrence(node: gs.Node, ctxt: NetworkContext, gates: int) -> Recurrence:
     """Geometry of an LSTM (``gates`` = 4), GRU (3) or RNN (1) node, with every shape checked against ONNX's rules."""
-    direction = str(attribute(node, "direction", "forward"))
+    direction = str(NodeParser.attribute(node, "direction", "forward"))
     if direction not in DIRECTIONS:
         raise NodeMismatch("attribute", f"direction={direction!r} is not one of forward, reverse, bidirectional")
     directions, reverse = DIRECTIONS[direction]
-    layout = int(attribute(node, "layout", 0))
+    layout = int(NodeParser.attribute(node, "layout", 0))
     if layout not in (0, 1):
         raise NodeMismatch("attribute", f"layout={layout} is not 0 or 1")
     x, w, r = (ctxt[node.inputs[i].name] for i in range(3))
@@ -117,19 +104,19 @@ def read_recurrence(node: gs.Node, ctxt: NetworkContext, gates: int) -> Recurren
         raise NodeMismatch("shape", f"X has shape {list(x.shape)}, expected rank 3")
     seq_length, batch = (x.shape[1], x.shape[0]) if layout else (x.shape[0], x.shape[1])
     input_size = x.shape[2]
-    hidden = int(attribute(node, "hidden_size", 0) or (r.shape[-1] if r.shape else 0))
+    hidden = int(NodeParser.attribute(node, "hidden_size", 0) or (r.shape[-1] if r.shape else 0))
     _expect(w, (directions, gates * hidden, input_size), "W")
     _expect(r, (directions, gates * hidden, hidden), "R")
-    if is_present(node, 3):
+    if NodeParser.is_present(node, 3):
         _expect(ctxt[node.inputs[3].name], (directions, 2 * gates * hidden), "B")
-    if is_present(node, 4):
+    if NodeParser.is_present(node, 4):
         _expect(ctxt[node.inputs[4].name], (batch,), "sequence_lens")
-    clip = float(attribute(node, "clip", 0.0) or 0.0)
+    clip = float(NodeParser.attribute(node, "clip", 0.0) or 0.0)
     if clip < 0:
         raise NodeMismatch("attribute", f"clip={clip} must be positive")
     recurrence = Recurrence(seq_length, batch, input_size, hidden, directions, reverse, layout, clip)
     for index in range(5, len(node.inputs)):
-        if index <= 6 and is_present(node, index):
+        if index <= 6 and NodeParser.is_present(node, index):
             _expect(ctxt[node.inputs[index].name], recurrence.state_shape(), ("initial_h", "initial_c")[index - 5])
     return recurrence
 
@@ -147,13 +134,13 @@ def activation_list(node: gs.Node, per_direction: tuple[str, ...], directions: i
     (as ONNX Runtime reads them); a function past the end of a list gets its
     default.
     """
-    names = attribute(node, "activations", None) or list(per_direction) * directions
+    names = NodeParser.attribute(node, "activations", None) or list(per_direction) * directions
     if len(names) != len(per_direction) * directions:
         expected = len(per_direction) * directions
         raise NodeMismatch("attribute", f"activations lists {len(names)} functions, expected {expected} "
                                         f"({', '.join(per_direction)} per direction)")
-    alphas = [float(v) for v in attribute(node, "activation_alpha", None) or []]
-    betas = [float(v) for v in attribute(node, "activation_beta", None) or []]
+    alphas = [float(v) for v in NodeParser.attribute(node, "activation_alpha", None) or []]
+    betas = [float(v) for v in NodeParser.attribute(node, "activation_beta", None) or []]
     entries = []
     for name in names:
         kind = ACTIVATIONS.get(str(name).lower())
@@ -167,26 +154,26 @@ def activation_list(node: gs.Node, per_direction: tuple[str, ...], directions: i
 
 def optional_name(node: gs.Node, ctxt: NetworkContext, index: int) -> str:
     """The C name of optional input ``index``, ``NULL`` when absent."""
-    return ctxt[node.inputs[index].name].c_name if is_present(node, index) else "NULL"
+    return ctxt[node.inputs[index].name].c_name if NodeParser.is_present(node, index) else "NULL"
 
 
 def input_arguments(node: gs.Node, ctxt: NetworkContext, count: int) -> tuple[str, list[str]]:
     """The kernel's name suffix and its input arguments: plain float pointers, or ``dcg_rnn_tensor`` records when
     some parameters are int8 (then each parameter is a record, float or int8, and ``NULL`` when absent)."""
-    scales = [float(v) for v in attribute(node, SCALES, None) or []]
-    zero_points = [int(v) for v in attribute(node, ZERO_POINTS, None) or []]
+    scales = [float(v) for v in NodeParser.attribute(node, SCALES, None) or []]
+    zero_points = [int(v) for v in NodeParser.attribute(node, ZERO_POINTS, None) or []]
     names = [ctxt[node.inputs[i].name].c_name for i in range(3)]
     names += [optional_name(node, ctxt, i) for i in range(3, count)]
-    parameters = [index for index in PARAMETER_INPUTS[node.op] if index < count and is_present(node, index)]
+    parameters = [index for index in PARAMETER_INPUTS[node.op] if index < count and NodeParser.is_present(node, index)]
     for index in parameters:
-        if not (index < len(scales) and scales[index]) and ctxt[node.inputs[index].name].dtype != FLOAT32:
+        if not (index < len(scales) and scales[index]) and ctxt[node.inputs[index].name].dtype != dtypes.FLOAT32:
             raise NodeMismatch("dtype", f"input {index} is {ctxt[node.inputs[index].name].dtype}, the kernel takes "
                                         "float32 or int8 behind a per-tensor DequantizeLinear")
     if not any(scales):
         return "f32", names
     for index in parameters:
         if index < len(scales) and scales[index]:
-            if ctxt[node.inputs[index].name].dtype != INT8:
+            if ctxt[node.inputs[index].name].dtype != dtypes.INT8:
                 raise NodeMismatch("dtype", f"input {index} has a dequantisation scale but is not int8")
             names[index] = (f"&(const dcg_rnn_tensor){{NULL, {names[index]}, {c_float(scales[index])}, "
                             f"{zero_points[index]}}}")
@@ -212,10 +199,10 @@ class LSTMParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         rec = read_recurrence(node, ctxt, 4)
-        if is_present(node, 7):
+        if NodeParser.is_present(node, 7):
             _expect(ctxt[node.inputs[7].name], (rec.directions, 3 * rec.hidden), "P")
         activations = activation_list(node, ("Sigmoid", "Tanh", "Tanh"), rec.directions)
-        input_forget = int(attribute(node, "input_forget", 0))
+        input_forget = int(NodeParser.attribute(node, "input_forget", 0))
         outputs = [
             optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
             optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
@@ -237,7 +224,7 @@ class GRUParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         rec = read_recurrence(node, ctxt, 3)
         activations = activation_list(node, ("Sigmoid", "Tanh"), rec.directions)
-        linear_before_reset = int(attribute(node, "linear_before_reset", 0))
+        linear_before_reset = int(NodeParser.attribute(node, "linear_before_reset", 0))
         outputs = [
             optional_output(node, ctxt, 0, rec.output_shape(), "Y"),
             optional_output(node, ctxt, 1, rec.state_shape(), "Y_h"),
@@ -275,12 +262,12 @@ def _scratch(representation: OperatorRepresentation) -> dict[str, int]:
 
 RECURRENCE = NodeTemplate("${kernel}(${args}, (float *)${scratch});", headers=HEADERS, transients=_scratch)
 
-F32 = FLOAT32
+F32 = dtypes.FLOAT32
 
 
 def _mapper(op: str, parser: NodeParser, inputs: int, outputs: int) -> tuple[NodeMapper, ...]:
     """Float parameters, or (after RecurrentInt8Parameters) any mix of float and int8 parameters."""
-    floats = (F32, F32, F32, F32, INT32, F32, F32, F32)[:inputs]
+    floats = (F32, F32, F32, F32, dtypes.INT32, F32, F32, F32)[:inputs]
     mixed = tuple(None if index in PARAMETER_INPUTS[op] else dtype for index, dtype in enumerate(floats))
     return (NodeMapper(parser, (NodeBinding(NodeTypeChecker(floats, (F32,) * outputs), RECURRENCE),
                                 NodeBinding(NodeTypeChecker(mixed, (F32,) * outputs), RECURRENCE)),

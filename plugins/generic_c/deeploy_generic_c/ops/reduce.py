@@ -18,14 +18,7 @@ from dataclasses import dataclass
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    INT64,
-    NetworkContext,
-    NodeMapper,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    NetworkContext, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import reduction_axes
 from deeploy_generic_c.ops._common import HEADERS, c_float, single_binding
@@ -118,7 +111,7 @@ class ReduceParser(NodeParser):
 REDUCE = NodeTemplate("${call}", headers=(*HEADERS, "dcg_reduce.h"))
 """The parser writes the statements (or a copy's call); the template adds the helpers' header."""
 
-FLOAT = NodeTypeChecker((FLOAT32, INT64), (FLOAT32,))
+FLOAT = NodeTypeChecker((dtypes.FLOAT32, dtypes.INT64), (dtypes.FLOAT32,))
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     op: single_binding(ReduceParser(kernel), FLOAT, f"{op} float32", REDUCE)
     for op, kernel in (("ReduceMean", "reduce_mean"), ("ReduceSum", "reduce_sum"), ("ReduceMax", "reduce_max"), ("ReduceMin", "reduce_min"))

@@ -17,37 +17,16 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    BOOL,
-    FLOAT32,
-    FLOAT64,
-    INT8,
-    INT16,
-    INT32,
-    INT64,
-    UINT8,
-    UINT16,
-    UINT32,
-    UINT64,
-    AlongAxes,
-    DataType,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    AlongAxes, DataType, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import narrowed, reduction_axes, reduction_code
 from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._strided import block
 
-FLOATS = (FLOAT32, FLOAT64)
-INTEGERS = (INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64)
+FLOATS = (dtypes.FLOAT32, dtypes.FLOAT64)
+INTEGERS = (dtypes.INT8, dtypes.INT16, dtypes.INT32, dtypes.INT64, dtypes.UINT8, dtypes.UINT16, dtypes.UINT32, dtypes.UINT64)
 NUMERIC = FLOATS + INTEGERS
-WIDE = FLOATS + (INT32, INT64, UINT32, UINT64)
+WIDE = FLOATS + (dtypes.INT32, dtypes.INT64, dtypes.UINT32, dtypes.UINT64)
 """The types ONNX's reductions take (ReduceMax/Min also int8, uint8 and bool)."""
 
 Passes = list[tuple[list[str], str]]
@@ -59,7 +38,7 @@ def _literal(dtype: DataType, extreme: str) -> str:
     """The smallest (``min``) or largest (``max``) value of ``dtype`` as C."""
     if dtype.is_float:
         return "(-INFINITY)" if extreme == "min" else "INFINITY"
-    if dtype is BOOL:
+    if dtype is dtypes.BOOL:
         return "0" if extreme == "min" else "1"
     if not dtype.signed:
         return "0" if extreme == "min" else f"UINT{dtype.bits}_MAX"
@@ -69,7 +48,7 @@ def _literal(dtype: DataType, extreme: str) -> str:
 def _extreme(dtype: DataType, kind: str) -> Plan:
     """Max/Min: NaN wins once seen (numpy's maximum.reduce); an empty set gives the identity (ONNX's reference)."""
     start = _literal(dtype, "min" if kind == "max" else "max")
-    if dtype is BOOL:
+    if dtype is dtypes.BOOL:
         step = "acc = (uint8_t)(acc | v);" if kind == "max" else "acc = (uint8_t)(acc & v);"
     elif dtype.is_float:
         op = ">" if kind == "max" else "<"
@@ -85,7 +64,7 @@ def _float_plan(dtype: DataType, kind: str, count: int) -> Plan:
             "l1": "acc += v < 0 ? -(double)v : (double)v;", "l2": "acc += (double)v * v;", "log_sum": "acc += v;",
             "prod": "acc *= v;"}
     if kind == "log_sum_exp":
-        exp = "expf" if dtype is FLOAT32 else "exp"
+        exp = "expf" if dtype is dtypes.FLOAT32 else "exp"
         passes: Passes = [
             ([f"{c_type} peak = (-INFINITY);"], "if (v > peak && v != INFINITY) peak = v;"),
             (["if (peak == (-INFINITY)) peak = 0;", "double acc = 0.0;"], f"acc += {exp}(v - peak);"),
@@ -115,7 +94,7 @@ def plan(dtype: DataType, kind: str, count: int) -> Plan:
     """The passes and the final statements of reduction ``kind`` over ``count`` elements of ``dtype``."""
     if kind in ("max", "min"):
         return _extreme(dtype, kind)
-    if dtype is BOOL:
+    if dtype is dtypes.BOOL:
         raise NodeMismatch("dtype", "bool input: only ReduceMax and ReduceMin take bool")
     return (_float_plan if dtype.is_float else _integer_plan)(dtype, kind, count)
 
@@ -149,8 +128,8 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h", "stdint.h"))
 KINDS: dict[str, tuple[str, tuple[DataType, ...]]] = {
     "ReduceSum": ("sum", WIDE),
     "ReduceMean": ("mean", FLOATS),  # integer means are integer.py's (Deeploy's rounding, tried first)
-    "ReduceMax": ("max", WIDE + (INT8, UINT8, BOOL)),
-    "ReduceMin": ("min", WIDE + (INT8, UINT8, BOOL)),
+    "ReduceMax": ("max", WIDE + (dtypes.INT8, dtypes.UINT8, dtypes.BOOL)),
+    "ReduceMin": ("min", WIDE + (dtypes.INT8, dtypes.UINT8, dtypes.BOOL)),
     "ReduceProd": ("prod", WIDE),
     "ReduceSumSquare": ("sum_square", WIDE),
     "ReduceL1": ("l1", WIDE),

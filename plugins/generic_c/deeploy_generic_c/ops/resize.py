@@ -23,19 +23,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    INT64,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    is_present,
+    NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._resize_c import PAIRWISE_FROM, ResizeLoops, resize_code
@@ -54,13 +42,13 @@ NODE_TESTED = ("Resize",)
 
 
 def _text(node: gs.Node, name: str, default: str) -> str:
-    value = attribute(node, name, default)
+    value = NodeParser.attribute(node, name, default)
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _constant(ctxt: NetworkContext, node: gs.Node, index: int, what: str) -> np.ndarray | None:
     """A constant optional input (None when absent or empty: opset 11/13 write an empty scales next to sizes)."""
-    if not is_present(node, index):
+    if not NodeParser.is_present(node, index):
         return None
     values = ctxt[node.inputs[index].name].values
     if values is None:
@@ -78,11 +66,11 @@ def interpolation_of(node: gs.Node) -> Interpolation:
                                  COORDINATE_MODES), ("nearest_mode", nearest_mode, NEAREST_MODES)):
         if value not in allowed:
             raise NodeMismatch("attribute", f"{name}={value!r} is not one of {', '.join(allowed)}")
-    antialias = bool(int(attribute(node, "antialias", 0)))
+    antialias = bool(int(NodeParser.attribute(node, "antialias", 0)))
     if antialias and mode == "nearest":
         raise NodeMismatch("attribute", "antialias=1 is defined for linear and cubic only, not nearest")
-    return Interpolation(mode, coordinate_mode, nearest_mode, float(attribute(node, "cubic_coeff_a", -0.75)),
-                         bool(int(attribute(node, "exclude_outside", 0))), antialias)
+    return Interpolation(mode, coordinate_mode, nearest_mode, float(NodeParser.attribute(node, "cubic_coeff_a", -0.75)),
+                         bool(int(NodeParser.attribute(node, "exclude_outside", 0))), antialias)
 
 
 def _dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -112,7 +100,7 @@ class ResizeParser(NodeParser):
         if x.dtype != y.dtype:
             raise NodeMismatch("dtype", f"output type {y.dtype} differs from input type {x.dtype}")
         interpolation = interpolation_of(node)
-        arithmetic = x.dtype in (FLOAT32, FLOAT64) or not (x.dtype.is_float or x.dtype.name == "bool")
+        arithmetic = x.dtype in (dtypes.FLOAT32, dtypes.FLOAT64) or not (x.dtype.is_float or x.dtype.name == "bool")
         if interpolation.mode != "nearest" and not arithmetic:
             raise NodeMismatch("dtype", f"{interpolation.mode} interpolation of {x.dtype} is not supported "
                                         "(nearest copies any type; linear and cubic take float32, float64, integers)")
@@ -121,7 +109,7 @@ class ResizeParser(NodeParser):
             raise NodeMismatch("shape", "coordinate_transformation_mode=tf_crop_and_resize needs a roi")
         scales = _constant(ctxt, node, 2, "scales")
         sizes = _constant(ctxt, node, 3, "sizes")
-        axes = attribute(node, "axes", None)
+        axes = NodeParser.attribute(node, "axes", None)
         policy = _text(node, "keep_aspect_ratio_policy", "stretch")
         if sizes is not None and policy == "stretch" and sizes.size == len(axes or x.shape):
             # stretched sizes are the output's (shape inference checked it); a tile of the copied axes
@@ -141,7 +129,7 @@ class ResizeParser(NodeParser):
         layout = list(range(len(x.shape))) if axes is None else [int(axis) % len(x.shape) for axis in axes]
         loops = ResizeLoops(x.dtype, _dense_strides(tuple(x.shape)), tuple(y.shape), taps,
                             tuple(plan.axis for plan in changed), summed_pairwise(tuple(x.shape), layout, taps),
-                            float(attribute(node, "extrapolation_value", 0.0)))
+                            float(NodeParser.attribute(node, "extrapolation_value", 0.0)))
         if y.numel == 0:
             return {"call": "", "size": 0}
         reads = math.prod(axis_taps.count for axis_taps in taps.values())
@@ -150,7 +138,7 @@ class ResizeParser(NodeParser):
 
 def _checker() -> NodeTypeChecker:
     """Any data type (the parser refuses interpolation of bool); roi/scales of any float type; int64 sizes."""
-    return NodeTypeChecker((None, None, None, INT64), (None,))
+    return NodeTypeChecker((None, None, None, dtypes.INT64), (None,))
 
 
 RESIZE = NodeTemplate("${call}", headers=(*HEADERS, "math.h", "stdint.h"))

@@ -10,16 +10,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    FLOAT32,
-    FLOAT64,
-    AlongAxes,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    AlongAxes, NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._common import HEADERS
 from deeploy_generic_c.ops._norm_rows import epsilon, per_element, rows_and_length
@@ -55,7 +46,7 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h"))
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "RMSNormalization": (NodeMapper(RMSNormParser(), tuple(NodeBinding(NodeTypeChecker((t, t), (t,)), TEMPLATE)
-                                                           for t in (FLOAT32, FLOAT64)),
+                                                           for t in (dtypes.FLOAT32, dtypes.FLOAT64)),
                                     name="RMSNormalization float32/float64", tile_constraint=AlongAxes("layernorm")),),
 }
 

@@ -20,16 +20,7 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT8,
-    ChannelParameters,
-    CustomOpSchema,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
+    ChannelParameters, CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._dialect import (
     channel_index,
@@ -93,7 +84,7 @@ SCHEMAS: tuple[CustomOpSchema, ...] = (CustomOpSchema("RQIntegerDiv"),)
 """Output shaped like A; typed int8 by the integer typing."""
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "RQIntegerDiv": (NodeMapper(RQIntegerDivParser(), (NodeBinding(NodeTypeChecker((None,), (INT8,)), INLINE),),
+    "RQIntegerDiv": (NodeMapper(RQIntegerDivParser(), (NodeBinding(NodeTypeChecker((None,), (dtypes.INT8,)), INLINE),),
                                 name="RQIntegerDiv integer (first mul/add, int8 clamp)", tile_constraint=ScalarParameters(2)),),
     FUSED_OP: (NodeMapper(IntegerDivRequantShiftParser(), (NodeBinding(ANY, INLINE),), name="IntegerDiv + RequantShift integer",
                           tile_constraint=ChannelParameters(data_inputs=2)),),

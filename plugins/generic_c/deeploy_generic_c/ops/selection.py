@@ -15,14 +15,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    constant_values,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
 from deeploy_generic_c.ops._common import int_array, single_binding
 from deeploy_generic_c.ops._indexing import require_index_type, require_same_type
@@ -45,11 +38,11 @@ class CompressParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         require_same_type(x, y)
-        condition = np.asarray(constant_values(ctxt, node.inputs[1], "condition")).reshape(-1).astype(bool)
-        if attribute(node, "axis", None) is None:
+        condition = np.asarray(NodeParser.constant_values(ctxt, node.inputs[1], "condition")).reshape(-1).astype(bool)
+        if NodeParser.attribute(node, "axis", None) is None:
             outer, length, inner = 1, x.numel, 1
         else:
-            axis = normalise_axis(int(attribute(node, "axis")), len(x.shape))
+            axis = normalise_axis(int(NodeParser.attribute(node, "axis")), len(x.shape))
             outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:])
         if condition.size > length:
             raise NodeMismatch("shape", f"condition has {condition.size} elements, the axis only {length}")
@@ -82,8 +75,8 @@ class ReverseSequenceParser(NodeParser):
         rank = len(x.shape)
         if rank < 2:
             raise NodeMismatch("shape", f"ReverseSequence needs rank >= 2, the input has rank {rank}")
-        batch_axis = normalise_axis(int(attribute(node, "batch_axis", 1)), rank, "batch_axis")
-        time_axis = normalise_axis(int(attribute(node, "time_axis", 0)), rank, "time_axis")
+        batch_axis = normalise_axis(int(NodeParser.attribute(node, "batch_axis", 1)), rank, "batch_axis")
+        time_axis = normalise_axis(int(NodeParser.attribute(node, "time_axis", 0)), rank, "time_axis")
         if batch_axis == time_axis or lens.numel != x.shape[batch_axis]:
             raise NodeMismatch("shape", f"sequence_lens {list(lens.shape)} does not fit batch axis {batch_axis} "
                                         f"of {list(x.shape)} (time axis {time_axis})")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import FLOAT64, DataType, NodeMapper
+from deeploy_core.plugin_api import DataType, NodeMapper, dtypes
 from deeploy_generic_c.ops._typed import FLOATS, INTEGERS, shared_type, wide_unsigned, wrapped
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
@@ -54,7 +54,7 @@ class SignParser(TypedElementwiseParser):
         return f"({out.c_type})(({x} > 0) - ({x} < 0))"
 
 
-_INTEGERS_AND_DOUBLE = INTEGERS + (FLOAT64,)
+_INTEGERS_AND_DOUBLE = INTEGERS + (dtypes.FLOAT64,)
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "Neg": typed_mapper(NegParser(), shared_type(_INTEGERS_AND_DOUBLE), "Neg integer/float64"),

@@ -17,7 +17,9 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, attribute
+from deeploy_core.plugin_api import (
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
+)
 from deeploy_generic_c.ops._common import int_array, single_binding
 
 
@@ -33,7 +35,7 @@ class SplitParser(NodeParser):
         rank = len(x.shape)
         if rank == 0:
             raise NodeMismatch("shape", "Split needs an input of rank >= 1")
-        axis = int(attribute(node, "axis", 0)) % rank
+        axis = int(NodeParser.attribute(node, "axis", 0)) % rank
         for target in targets:
             if target.dtype != x.dtype:
                 raise NodeMismatch("dtype", f"output type {target.dtype} differs from input type {x.dtype}")

@@ -19,20 +19,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    Box,
-    Elementwise,
-    Extent,
-    DataType,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    TileConstraint,
-    attribute,
-    constant_values,
+    Box, DataType, Elementwise, Extent, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, TileConstraint,
 )
 from deeploy_generic_c.ops._common import CALL, broadcast_strides
 from deeploy_generic_c.ops._indexing import require_same_type
@@ -111,10 +98,10 @@ class TileParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
         require_same_type(x, y)
-        repeats = [int(r) for r in np.asarray(constant_values(ctxt, node.inputs[1], "repeats")).reshape(-1)]
+        repeats = [int(r) for r in np.asarray(NodeParser.constant_values(ctxt, node.inputs[1], "repeats")).reshape(-1)]
         if len(repeats) != len(x.shape) or any(r < 0 for r in repeats):
             raise NodeMismatch("shape", f"repeats {repeats} do not fit an input of shape {list(x.shape)}")
-        start = attribute(node, TILE_START, None)
+        start = NodeParser.attribute(node, TILE_START, None)
         if start is not None:  # one tile on a cluster (TileTiling)
             if y.numel == 0 or x.numel == 0:
                 return {"call": "/* empty tile: no code */", "size": 0}

@@ -17,16 +17,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    INT64,
-    NetworkContext,
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
+    NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.ops._axis_loops import axis_geometry, row_loops
 from deeploy_generic_c.ops._common import HEADERS
@@ -54,14 +45,14 @@ class TopKParser(NodeParser):
         shape = tuple(int(d) for d in x.shape)
         if not shape:
             raise NodeMismatch("shape", "the input is a scalar: there is no axis to search")
-        axis = normalise_axis(int(attribute(node, "axis", -1)), len(shape))
+        axis = normalise_axis(int(NodeParser.attribute(node, "axis", -1)), len(shape))
         k_values = ctxt[node.inputs[1].name].values
         # A run-time k must be the one the static output shape was declared with (the outputs' size is fixed).
         k = int(np.asarray(k_values).reshape(-1)[0]) if k_values is not None else int(values.shape[axis])
         outer, length, inner = axis_geometry(shape, axis)
         if not 1 <= k <= length:
             raise NodeMismatch("attribute", f"k={k} is outside 1..{length} (the length of axis {axis})")
-        largest = bool(int(attribute(node, "largest", 1)))
+        largest = bool(int(NodeParser.attribute(node, "largest", 1)))
         c_type = x.dtype.c_type
         body = [
             f"const {c_type} *row = src + o * {length * inner} + i;",
@@ -91,7 +82,7 @@ class TopKParser(NodeParser):
 TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "stdint.h"))
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "TopK": (NodeMapper(TopKParser(), tuple(NodeBinding(NodeTypeChecker((dtype, INT64), (dtype, INT64)), TEMPLATE)
+    "TopK": (NodeMapper(TopKParser(), tuple(NodeBinding(NodeTypeChecker((dtype, dtypes.INT64), (dtype, dtypes.INT64)), TEMPLATE)
                                             for dtype in NUMERIC), name="TopK any numeric type"),),
 }
 

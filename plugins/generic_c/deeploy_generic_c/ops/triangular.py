@@ -8,15 +8,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    NetworkContext,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTypeChecker,
-    OperatorRepresentation,
-    attribute,
-    constant_values,
-    is_present,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
 from deeploy_generic_c.ops._common import single_binding
 from deeploy_generic_c.ops._indexing import require_same_type
@@ -34,11 +26,11 @@ class TriluParser(NodeParser):
         if len(x.shape) < 2:
             raise NodeMismatch("shape", f"Trilu needs rank >= 2, the input has rank {len(x.shape)}")
         k = 0
-        if is_present(node, 1):
-            k = int(np.asarray(constant_values(ctxt, node.inputs[1], "k")).reshape(-1)[0])
+        if NodeParser.is_present(node, 1):
+            k = int(np.asarray(NodeParser.constant_values(ctxt, node.inputs[1], "k")).reshape(-1)[0])
         rows, columns = x.shape[-2], x.shape[-1]
         k = min(max(k, -rows - 1), columns + 1)  # beyond these every element is kept or dropped alike: fits int32
-        keep = f"i2 - i1 >= {k}" if int(attribute(node, "upper", 1)) else f"i2 - i1 <= {k}"
+        keep = f"i2 - i1 >= {k}" if int(NodeParser.attribute(node, "upper", 1)) else f"i2 - i1 <= {k}"
         if y.numel == 0:
             return {"call": "/* empty output: no code */", "size": 0}
         at = f"(i0 * {rows} + i1) * {columns} + i2"

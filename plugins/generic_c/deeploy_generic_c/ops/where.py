@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import BOOL, DataType, NodeMapper
+from deeploy_core.plugin_api import DataType, NodeMapper, dtypes
 from deeploy_generic_c.ops._typed import EVERY, shared_type
 from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
 
@@ -24,5 +24,5 @@ class WhereParser(TypedElementwiseParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Where": typed_mapper(WhereParser(), shared_type(EVERY, leading=(BOOL,)), "Where any type"),
+    "Where": typed_mapper(WhereParser(), shared_type(EVERY, leading=(dtypes.BOOL,)), "Where any type"),
 }
