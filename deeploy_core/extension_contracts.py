@@ -29,18 +29,18 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from deeploy_core.allocation import AllocationProblem, AllocationSolution
-    from deeploy_core.compilation import Compilation
     from deeploy_core.progress import ProgressLike
 
 
 @runtime_checkable
 class DeployerContract(Protocol):
-    """A deployer, or a wrapper around one: runs the compile's stages on the compilation every wrapper shares."""
+    """A deployer, or a wrapper around one: runs the compile's stages.
 
-    @property
-    def compilation(self) -> Compilation:
-        """The state of this compile (one per platform deployer, shared by its wrappers)."""
-        ...
+    Its compile state (``compilation``) is the core's business: the core checks
+    that a platform's product is a ``Deployer`` and a wrapper's a
+    ``DeployerWrapper`` before it reads it, so the contract names only the
+    stages (and this module stays below the compile state in the layers).
+    """
 
     def frontend(self) -> None:
         """Import and check the model."""

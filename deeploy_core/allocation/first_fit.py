@@ -8,38 +8,17 @@ plugins exist for tight memories.
 
 from __future__ import annotations
 
-from deeploy_core.allocation.problem import AllocationBlock, AllocationProblem, AllocationSolution
-
-
-def _align_up(value: int, alignment: int) -> int:
-    return -(-value // alignment) * alignment
+from deeploy_core.allocation.problem import AllocationProblem, AllocationSolution
 
 
 class FirstFitAllocator:
-    """Greedy largest-first, lowest-offset placement."""
+    """Greedy largest-first, lowest-offset placement (:meth:`AllocationProblem.first_fit`) within the capacity."""
 
     def solve(self, problem: AllocationProblem) -> AllocationSolution:
         """Place every block; infeasible when the greedy peak exceeds the capacity."""
-        order = sorted(problem.blocks, key=lambda block: (-block.size, block.lower, block.id))
-        placed: list[tuple[AllocationBlock, int]] = []
-        offsets: dict[str, int] = {}
-        for block in order:
-            busy = sorted(
-                (offset, offset + other.size) for other, offset in placed if other.overlaps_in_time(block)
-            )
-            candidate = 0
-            for start, end in busy:
-                if candidate + block.size <= start:
-                    break
-                candidate = max(candidate, _align_up(end, problem.alignment))
-            offsets[block.id] = candidate
-            placed.append((block, candidate))
-        solution = AllocationSolution(offsets=offsets)
+        solution = problem.first_fit()
         peak = solution.peak(problem)
         if problem.capacity is not None and peak > problem.capacity:
-            return AllocationSolution(
-                offsets=offsets,
-                feasible=False,
-                reason=f"first-fit needs {peak} bytes, capacity is {problem.capacity}",
-            )
+            return AllocationSolution(offsets=dict(solution.offsets), feasible=False,
+                                      reason=f"first-fit needs {peak} bytes, capacity is {problem.capacity}")
         return solution

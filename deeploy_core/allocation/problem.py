@@ -59,15 +59,25 @@ class AllocationProblem:
         return best
 
     def first_fit(self) -> AllocationSolution:
-        """The core's first-fit placement of the blocks, ignoring the capacity: an upper bound on the peak.
+        """Blocks largest first (ties: earliest start, then id), each at the lowest aligned offset free while it lives.
 
-        An exact allocator starts its search from it (a warm start, and the
-        answer when it already meets :meth:`lower_bound`), so every allocator
-        plugin gets the same incumbent without carrying its own greedy pass.
+        Fast and deterministic, not optimal, and blind to the capacity: the
+        core's first-fit allocator judges the result against it, and an exact
+        allocator starts its search from it (a warm start, and the answer when
+        it already meets :meth:`lower_bound`).
         """
-        from deeploy_core.allocation.first_fit import FirstFitAllocator
-
-        return FirstFitAllocator().solve(AllocationProblem(self.blocks, None, self.alignment))
+        placed: list[tuple[AllocationBlock, int]] = []
+        offsets: dict[str, int] = {}
+        for block in sorted(self.blocks, key=lambda block: (-block.size, block.lower, block.id)):
+            busy = sorted((offset, offset + other.size) for other, offset in placed if other.overlaps_in_time(block))
+            candidate = 0
+            for start, end in busy:
+                if candidate + block.size <= start:
+                    break
+                candidate = max(candidate, -(-end // self.alignment) * self.alignment)
+            offsets[block.id] = candidate
+            placed.append((block, candidate))
+        return AllocationSolution(offsets=offsets)
 
 
 @dataclass(frozen=True)

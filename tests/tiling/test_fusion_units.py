@@ -18,6 +18,7 @@ from deeploy_core.tiling.fusion.extents import ChainedExtent, compose
 from deeploy_core.tiling.fusion.pattern import FusedPattern
 from deeploy_core.tiling.fusion.transformation import FuseAdjacentPatterns, PatternGraph, Verdict
 from deeploy_core.tiling.geometry import Extent
+from deeploy_core.tiling import solving
 
 
 def conv_rows(full: int, stride: int = 1, kernel: int = 3) -> Extent:
@@ -104,7 +105,7 @@ def test_the_pattern_model_bounds_every_real_tile(peer) -> None:
     tiles = {p.layers[-1]: p.tile for p in deployer.compilation.results[TilingSolution].patterns}
     assert state.patterns, f"{peer.name} fuses at L1 16000"
     models = {model.name: model for model in deployer.layer_models()}
-    planner = deployer._planner(list(models.values()))
+    planner = solving.planner(deployer.setup, list(models.values()))
     for pattern in state.patterns:
         model = pattern_model(pattern, [models[name] for name in pattern.names], 2)
         assert model is not None

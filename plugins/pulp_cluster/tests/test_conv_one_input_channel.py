@@ -25,7 +25,7 @@ from deeploy_core.tiling.cp_model import LayerModel
 from deeploy_core.tiling.parallel import split_layer
 from deeploy_core.tiling.tiles import build_tiles
 from deeploy_core.tiling.unit_layout import unit_blocks
-from deeploy_core.tiling.wrapper import BUFFERING_SLOTS
+from deeploy_core.tiling.tiler_setup import BUFFERING_SLOTS
 
 L1_DEFAULT = 65536
 
@@ -78,7 +78,9 @@ def test_the_model_never_counts_the_conv_tiles_short(cluster_host: PluginHost, t
     assert 1 not in {e.axis for t in model.tensors if t.block == "(scratch)" for e in t.extents}, \
         "the im2col does not shrink with the output channels"
     constraint, ctxt = deployer.constraint_of(layer), deployer.ctxt
-    cores = deployer.parallelism.cores
+    parallelism = deployer.setup.parallelism
+    assert parallelism is not None
+    cores = parallelism.cores
     checked = 0
     for channels in (64, 22, 8, 2, 1):
         for rows in (25, 13, 5, 2):
@@ -88,7 +90,7 @@ def test_the_model_never_counts_the_conv_tiles_short(cluster_host: PluginHost, t
                     continue  # many tiles: slow to build, and the small tiles' slope is what the probes measure
                 tiled = build_tiles(layer, ctxt, constraint, tile)
                 splits = {layer.c_name: split_layer(tiled, ctxt, constraint, cores)}
-                blocks = unit_blocks([tiled], None, ctxt, deployer.memory_hierarchy.alignment,
+                blocks = unit_blocks([tiled], None, ctxt, deployer.setup.hierarchy.alignment,
                                      BUFFERING_SLOTS[deployer.buffering], splits, deployer.scratch_copies)
                 real = sum(blocks.sizes.values())
                 assert model_bytes(model, tile) >= real, (tile, model_bytes(model, tile), real, blocks.sizes)
