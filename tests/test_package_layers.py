@@ -22,51 +22,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "deeploy_core"
-
-LAYERS: tuple[tuple[str, ...], ...] = (
-    # Leaves: errors, tolerances, version numbers, scratch folders, solver wrappers.
-    ("errors", "extension_origin", "plugin_api_version", "progress", "temporary_paths", "tolerance", "solvers"),
-    # The graph IR every stage works on.
-    ("ir",),
-    # What a stage needs about one layer: passes, op mapping (parser, binding, template), memory, allocators.
-    ("passes", "mapping", "allocation", "memory"),
-    # The stages, the compile state they share, and the plugin machinery that feeds them.
-    ("frontend", "lowering", "midend", "tiling", "codegen", "report", "options", "extensions", "extension_contracts",
-     "hookspecs", "plugins",
-     "platform", "compilation"),
-    # One compile run: the deployers that run the stages, the network deployer, validation.
-    ("deployer", "network", "builtin", "op_tiling", "supported_ops", "node_support_reasons",
-     "model_support", "validate"),
-    # Composing deployers from the user's selection; the library's public surfaces.
-    ("compose", "api", "plugin_api", "plugin_template"),
-    # Programs on top: the command line, sweeps, the test harness plugin authors use.
-    ("cli", "sweep", "testing"),
-    ("__main__",),
-)
-"""Lowest first; a name is a subpackage or a top-level module of ``deeploy_core``."""
-
-MODULE_LAYERS: dict[str, str] = {
-    "deeploy_core.tiling.wrapper": "deployer",
-    "deeploy_core.memory.wrapper": "deployer",
-}
-"""Modules that sit in another unit's layer than their package's (see the module docstring)."""
+from tests.support.package_layers import LAYERS, PACKAGE, layer_of, module_name
 
 UPWARD_ALLOWED: dict[tuple[str, str], str] = {}
 """(importing module, imported module) → why it still points up and what removes it.  Only ever shrinks."""
-
-
-def layer_of(module: str) -> int:
-    unit = MODULE_LAYERS.get(module) or (module.split(".")[1] if "." in module else "__init__")
-    for index, names in enumerate(LAYERS):
-        if unit in names:
-            return index
-    raise AssertionError(f"{module}: package {unit!r} has no layer; add it to LAYERS in {Path(__file__).name}")
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -107,7 +66,7 @@ def upward_imports() -> dict[tuple[str, str], int]:
 def test_every_package_has_a_layer() -> None:
     units = {path.stem if path.is_file() else path.name for path in PACKAGE.iterdir()
              if (path.suffix == ".py" and path.stem != "__init__") or (path.is_dir() and any(path.glob("*.py")))}
-    layered = {name for names in LAYERS for name in names}
+    layered = {name for _, names in LAYERS for name in names}
     assert units - layered == set(), "packages without a layer"
     assert layered - units == set(), "layers name packages that do not exist"
 
