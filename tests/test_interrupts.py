@@ -25,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 from deeploy_core.cli.output_folder import remove_stale_staging, replace_folder
 from deeploy_core.errors import DeeployError
 from deeploy_core.tiling import cp_model
-from deeploy_core.tiling import wrapper as tiling_wrapper
+from deeploy_core.tiling import solving as tiling_solving
 from deeploy_core.tiling.cp_model import minimum_memory
 from deeploy_core.tiling.errors import TilingInfeasibleError, TilingSolveStoppedError
 from tests.tiling.test_cp_model import conv_like
@@ -158,7 +158,7 @@ def test_a_tiling_search_that_stops_is_not_reported_as_infeasible(tmp_path: Path
 
     host = PluginHost()
     host.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")
-    monkeypatch.setattr(tiling_wrapper, "solve_tiling", lambda *args: cp_model.CpResult(None, "UNKNOWN", 0.0))
+    monkeypatch.setattr(tiling_solving, "solve_tiling", lambda *args: cp_model.CpResult(None, "UNKNOWN", 0.0))
     model = conv_chain(tmp_path / "small.onnx", 2, channels=2, side=4)
     with pytest.raises(TilingSolveStoppedError, match="not a proof of infeasibility") as stopped:
         compile_model(model, CompileOptions(platform="generic-c", level_sizes={"L1": 4000}), host)

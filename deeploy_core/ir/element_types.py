@@ -16,7 +16,7 @@ from deeploy_core.ir.dtypes import DataType
 class ElementTypes:
     """The element types, as attributes: ``dtypes.FLOAT32``, ``dtypes.INT8``, ... (read-only)."""
 
-    __slots__ = ()
+    __slots__ = ()  # no instance attributes: ``dtypes.INT8 = ...`` raises AttributeError (read-only)
 
     FLOAT32: ClassVar[DataType] = _dtypes.FLOAT32
     """``float``: 32-bit IEEE float, the type of float networks."""
@@ -40,9 +40,6 @@ class ElementTypes:
     """``uint64_t``."""
     BOOL: ClassVar[DataType] = _dtypes.BOOL
     """ONNX ``bool``, stored as one ``uint8_t`` per element."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"the element types are read-only: cannot set {name!r}")
 
 
 dtypes = ElementTypes()
