@@ -7,7 +7,7 @@ test_tiled_builds_keep_the_plain_loop checks the choice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +18,9 @@ from onnx import TensorProto, helper
 from deeploy_core.api import compile_model
 from deeploy_core.ir.dtypes import INT8, UINT8
 from deeploy_core.plugins import PluginHost
-from tests.dialect_reference.basic import requant_shift
-from tests.test_dialect_linear import Network, _float_constant, _options, _run, host  # noqa: F401 - host is a fixture
+from plugins.generic_c.tests.integer_networks import Network, float_constant, options, run_bit_exact
+from plugins.generic_c.tests.requant_reference import requant_shift
 
-CONFIGURATIONS = ("generic-c untiled",)
 DIV = 1 << 12
 
 
@@ -102,12 +101,12 @@ def conv_network(case: ConvCase) -> Network:
         (x, w, list(expected.shape))
     if one_d:
         expected = expected[:, :, 0]
-    initializers = [_float_constant("w", w_in), _float_constant("mul", mul.reshape(-1, 1) if one_d else
-                                                                mul.reshape(-1, 1, 1)),
-                    _float_constant("add", add.reshape(-1, 1) if one_d else add.reshape(-1, 1, 1))]
+    initializers = [float_constant("w", w_in), float_constant("mul", mul.reshape(-1, 1) if one_d else
+                                                              mul.reshape(-1, 1, 1)),
+                    float_constant("add", add.reshape(-1, 1) if one_d else add.reshape(-1, 1, 1))]
     inputs = ["x", "w", "mul", "add"]
     if bias is not None:
-        initializers.append(_float_constant("bias", bias))
+        initializers.append(float_constant("bias", bias))
         inputs.insert(2, "bias")
     node = helper.make_node("RequantizedConv", inputs, ["y"], name="node", kernel_shape=list(case.kernel),
                             pads=list(case.pads), strides=list(case.strides), dilations=list(case.dilations),
@@ -115,30 +114,23 @@ def conv_network(case: ConvCase) -> Network:
     graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_in.shape))],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)], initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    return Network(model, {"x": x_in}, expected, input_types={"x": INT8 if case.signed_input else UINT8},
-                   tiled_l1=max(2048, x_in.nbytes))
+    return Network(model, {"x": x_in}, expected, input_types={"x": INT8 if case.signed_input else UINT8})
 
 
 @pytest.mark.parametrize("case", list(CONV_CASES))
-@pytest.mark.parametrize("configuration", CONFIGURATIONS)
-def test_fast_integer_conv_is_bit_exact(configuration: str, case: str, host: PluginHost,  # noqa: F811
-                                        tmp_path: Path) -> None:
-    assert _run(conv_network(CONV_CASES[case]), configuration, host, tmp_path) == "Conv + RequantShift integer"
+def test_fast_integer_conv_is_bit_exact(case: str, generic_c_host: PluginHost, tmp_path: Path) -> None:
+    assert run_bit_exact(conv_network(CONV_CASES[case]), generic_c_host, tmp_path) == "Conv + RequantShift integer"
 
 
-
-def test_tiled_builds_keep_the_plain_loop(host: PluginHost, tmp_path: Path) -> None:  # noqa: F811
+def test_tiled_builds_keep_the_plain_loop(generic_c_host: PluginHost, tmp_path: Path) -> None:
     """The same layer gets the line-buffer kernel untiled and the scratch-free loop when tiled (its scratch would be
-    paid per core and tile in L1), and both builds agree with numpy (``_run`` checks bit-exactness)."""
+    paid per core and tile in L1), and both builds agree with numpy (``run_bit_exact`` checks bit-exactness)."""
     network = conv_network(CONV_CASES[next(iter(CONV_CASES))])
     path = tmp_path / "network.onnx"
     onnx.save(network.model, path)
     sources = {}
     for configuration, l1 in (("generic-c untiled", 0), ("generic-c tiled", 2048)):
-        options = _options("generic-c untiled", network.input_types, l1)
-        if l1:
-            options = replace(options, level_sizes={"L1": l1})
-        _, generated = compile_model(path, options, host)
+        _, generated = compile_model(path, options(network.input_types, l1), generic_c_host)
         sources[configuration] = generated.files["Network.c"]
     assert "dc_lines" in sources["generic-c untiled"]
     assert "dc_lines" not in sources["generic-c tiled"] and "dc_tile_" in sources["generic-c tiled"]

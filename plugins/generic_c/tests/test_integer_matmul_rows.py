@@ -8,7 +8,7 @@ with -Wall -Wextra); tiled builds keep the plain loop (test_tiled_builds_keep_th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +19,8 @@ from onnx import TensorProto, helper
 from deeploy_core.api import compile_model
 from deeploy_core.ir.dtypes import INT8, UINT8
 from deeploy_core.plugins import PluginHost
-from tests.dialect_reference.basic import requant_shift
-from tests.test_dialect_linear import Network, _float_constant, _options, _run, host  # noqa: F401 - host is a fixture
+from plugins.generic_c.tests.integer_networks import Network, float_constant, options, run_bit_exact
+from plugins.generic_c.tests.requant_reference import requant_shift
 
 DIV = 1 << 12
 
@@ -81,14 +81,14 @@ def product_network(case: ProductCase) -> Network:
         bias = rng.integers(-3000, 3000, (acc.shape[-2], n) if case.bias == "matrix" else (n,)).astype(np.int32)
         acc = acc + bias
     requantised = case.op.startswith("RQ")
-    initializers = [_float_constant("b", b)]
+    initializers = [float_constant("b", b)]
     inputs = ["a", "b"]
     nodes = []
     if bias is not None and gemm:
-        initializers.append(_float_constant("bias", bias))
+        initializers.append(float_constant("bias", bias))
         inputs.append("bias")
     elif bias is not None:  # MatMul -> Add -> RequantShift, which the front end fuses into RequantizedMatMul
-        initializers.append(_float_constant("bias", bias))
+        initializers.append(float_constant("bias", bias))
         nodes.append(helper.make_node("Add", ["acc", "bias"], ["biased"], name="bias_add"))
     attributes: dict[str, object] = {"transA": 1} if case.trans_a else {}
     if requantised:
@@ -101,7 +101,7 @@ def product_network(case: ProductCase) -> Network:
         axis_1 = (-1,) + (1,) * (acc.ndim - 2) if acc.ndim > 2 else (1, -1)
         expected = requant_shift(acc, mul.reshape(axis_1) if acc.ndim > 2 else mul,
                                  add.reshape(axis_1) if acc.ndim > 2 else add, div, 256, True).astype(np.int8)
-        initializers += [_float_constant("mul", mul), _float_constant("add", add)]
+        initializers += [float_constant("mul", mul), float_constant("add", add)]
         rq = dict(div=float(div), n_levels=256, signed=1)
         if nodes:
             nodes.append(helper.make_node("RequantShift", ["biased", "mul", "add"], ["y"], name="rq", **rq))
@@ -119,16 +119,16 @@ def product_network(case: ProductCase) -> Network:
                               initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     assert gemm or not case.trans_a
-    return Network(model, {"a": a}, expected, node="node_rq" if len(nodes) > 1 else "node", input_types={"a": INT8 if case.signed_input else UINT8},
-                   tiled_l1=max(2048, a.nbytes))
+    return Network(model, {"a": a}, expected, node="node_rq" if len(nodes) > 1 else "node",
+                   input_types={"a": INT8 if case.signed_input else UINT8})
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_matmul_rows_kernels_are_bit_exact(case: str, host: PluginHost, tmp_path: Path) -> None:  # noqa: F811
+def test_matmul_rows_kernels_are_bit_exact(case: str, generic_c_host: PluginHost, tmp_path: Path) -> None:
     network = product_network(CASES[case])
-    _run(network, "generic-c untiled", host, tmp_path)
+    run_bit_exact(network, generic_c_host, tmp_path)
     path = tmp_path / "network.onnx"
-    _, generated = compile_model(path, _options("generic-c untiled", network.input_types, 0), host)
+    _, generated = compile_model(path, options(network.input_types), generic_c_host)
     source = generated.files["Network.c"]
     assert ("dc_j0" in source) == (CASES[case].kind == "row") and ("dc_acc0" in source) == (CASES[case].kind == "dot")
     assert ("int64_t t" in source) == CASES[case].large_mul
@@ -136,17 +136,14 @@ def test_matmul_rows_kernels_are_bit_exact(case: str, host: PluginHost, tmp_path
     assert ("const dc_b1 = dc_b0" in source) == paired
 
 
-def test_tiled_builds_keep_the_plain_loop(host: PluginHost, tmp_path: Path) -> None:  # noqa: F811
+def test_tiled_builds_keep_the_plain_loop(generic_c_host: PluginHost, tmp_path: Path) -> None:
     """Tiled, a MatMul keeps the plain loop (the tiler models that one); untiled it gets the row kernel."""
     network = product_network(CASES["k=7 accumulator block, n=40 (32 + 8), bias"])
     path = tmp_path / "network.onnx"
     onnx.save(network.model, path)
     sources = {}
     for configuration, l1 in (("untiled", 0), ("tiled", 2048)):
-        options = _options("generic-c untiled", network.input_types, l1)
-        if l1:
-            options = replace(options, level_sizes={"L1": l1})
-        _, generated = compile_model(path, options, host)
+        _, generated = compile_model(path, options(network.input_types, l1), generic_c_host)
         sources[configuration] = generated.files["Network.c"]
     assert "dc_acc[" in sources["untiled"]
     assert "dc_acc[" not in sources["tiled"]

@@ -2,12 +2,12 @@
 bit-exact with numpy: reductions with a 16-multiple head and a tail or only a tail, column counts with groups of
 four and a remainder or only a remainder, bias per column or as a matrix, int32 output, the int32 epilogue when the
 bounds prove it and the int64 one when the multiplier is too large.  Each network is built with -Wall -Wextra
--Werror (the harness of test_dialect_linear); tiled builds keep the plain loop.
+-Werror (the harness of ``integer_networks``); tiled builds keep the plain loop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +18,8 @@ from onnx import TensorProto, helper
 from deeploy_core.api import compile_model
 from deeploy_core.ir.dtypes import INT8, UINT8
 from deeploy_core.plugins import PluginHost
-from tests.dialect_reference.basic import requant_shift
-from tests.test_dialect_linear import Network, _float_constant, _options, _run, host  # noqa: F401 - host is a fixture
+from plugins.generic_c.tests.integer_networks import Network, float_constant, options, run_bit_exact
+from plugins.generic_c.tests.requant_reference import requant_shift
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,12 @@ def row_dot_network(case: RowDotCase) -> Network:
     a = rng.integers(low, high, (case.m, case.k)).astype(np.int8 if case.signed_input else np.uint8)
     b = rng.integers(-128, 128, (case.n, case.k)).astype(np.int8)
     acc = np.asarray(a, np.int64) @ np.asarray(b, np.int64).T
-    initializers = [_float_constant("b", b)]
+    initializers = [float_constant("b", b)]
     inputs = ["a", "b"]
     if case.bias != "none":
         bias = rng.integers(-3000, 3000, (case.m, case.n) if case.bias == "matrix" else (case.n,)).astype(np.int32)
         acc = acc + bias
-        initializers.append(_float_constant("bias", bias))
+        initializers.append(float_constant("bias", bias))
         inputs.append("bias")
     attributes: dict[str, object] = {"transB": 1}
     if case.op == "RQGemm":
@@ -64,7 +64,7 @@ def row_dot_network(case: RowDotCase) -> Network:
         add = rng.integers(-20000, 20000, (case.n,))
         div = (1 << 30) if case.large_mul else (1 << 12)
         expected = requant_shift(acc, mul, add, div, 256, True).astype(np.int8)
-        initializers += [_float_constant("mul", mul), _float_constant("add", add)]
+        initializers += [float_constant("mul", mul), float_constant("add", add)]
         inputs += ["add", "mul"]
         attributes.update(div=float(div), n_levels=256, signed=1)
     else:
@@ -74,25 +74,23 @@ def row_dot_network(case: RowDotCase) -> Network:
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(expected.shape))],
                               initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    return Network(model, {"a": a}, expected, input_types={"a": INT8 if case.signed_input else UINT8},
-                   tiled_l1=max(2048, a.nbytes))
+    return Network(model, {"a": a}, expected, input_types={"a": INT8 if case.signed_input else UINT8})
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_row_dot_kernel_is_bit_exact(case: str, host: PluginHost, tmp_path: Path) -> None:  # noqa: F811
+def test_row_dot_kernel_is_bit_exact(case: str, generic_c_host: PluginHost, tmp_path: Path) -> None:
     network = row_dot_network(CASES[case])
-    _run(network, "generic-c untiled", host, tmp_path)
-    _, generated = compile_model(tmp_path / "network.onnx", _options("generic-c untiled", network.input_types, 0), host)
+    run_bit_exact(network, generic_c_host, tmp_path)
+    _, generated = compile_model(tmp_path / "network.onnx", options(network.input_types), generic_c_host)
     source = generated.files["Network.c"]
     assert "dc_a16" in source
     if CASES[case].op == "RQGemm":
         assert ("int64_t t" in source) == CASES[case].large_mul
 
 
-def test_tiled_row_dot_keeps_the_plain_loop(host: PluginHost, tmp_path: Path) -> None:  # noqa: F811
+def test_tiled_row_dot_keeps_the_plain_loop(generic_c_host: PluginHost, tmp_path: Path) -> None:
     network = row_dot_network(CASES["k=37 (32 + 5), n=10 (8 + 2), bias, uint8"])
     path = tmp_path / "network.onnx"
     onnx.save(network.model, path)
-    options = replace(_options("generic-c untiled", network.input_types, 0), level_sizes={"L1": 2048})
-    _, generated = compile_model(path, options, host)
+    _, generated = compile_model(path, options(network.input_types, l1=2048), generic_c_host)
     assert "dc_a16" not in generated.files["Network.c"]
