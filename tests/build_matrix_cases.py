@@ -15,7 +15,7 @@ kinds, one table row group each:
     Repeated identical layers (:mod:`deeploy_core.testing.repeated_layers`):
     issue 29's network and its relatives; goldens: numpy or ONNX Runtime.
 ``cct``
-    The integer ViT/CCT block of ``test_dialect_networks`` at CCT's full size
+    The integer ViT/CCT block of :mod:`tests.support.dialect_networks` at CCT's full size
     (64 tokens, embedding 128, MLP 512), with ITAMax and with ITAPartialMax;
     goldens: its numpy reference, bit for bit.  Compiled with a self-test, so
     ``make -C OUT test`` checks it too.
@@ -211,7 +211,7 @@ def repeated_cases() -> list[MatrixCase]:
 
 def _cct_case(softmax: str) -> MatrixCase:
     def prepare(folder: Path) -> Prepared:
-        from tests.test_dialect_networks import vit_block
+        from tests.support.dialect_networks import vit_block
 
         built = vit_block(softmax, **CCT_SIZE)
         composed = built.composer

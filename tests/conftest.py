@@ -4,6 +4,9 @@ The core's tests never autoload the plugins installed in the environment:
 they build isolated hosts (``PluginHost()``) or set ``DEEPLOY_CORE_PLUGINS``
 explicitly for command-line runs.
 
+The ``tiny_cnn`` fixture is the example network of the README and the docs
+(``examples/make_tiny_cnn.py``), written once per test module.
+
 Tests marked ``build_matrix`` (the whole differential build matrix of
 tests/test_build_matrix.py: every network kind × every compiler and level)
 run only when ``-m`` names that marker, and so do tests marked
@@ -16,6 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from tests.support.example_network import write_tiny_cnn
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -38,3 +43,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def _no_installed_plugins_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEEPLOY_CORE_PLUGINS", "")
+
+
+@pytest.fixture(scope="module")
+def tiny_cnn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example network saved as ``tiny.onnx`` in a folder of its own."""
+    return write_tiny_cnn(tmp_path_factory.mktemp("model") / "tiny.onnx")

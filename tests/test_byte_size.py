@@ -10,7 +10,6 @@ import pytest
 from deeploy_core.cli.byte_size import parse_byte_size
 from deeploy_core.plugins.registry import closest_name
 from deeploy_core.testing.terminal import run_piped
-from tests.test_cli_tables import tiny_cnn  # noqa: F401 - the example network, as a fixture
 
 pytest.importorskip("deeploy_pulp_cluster", reason="the cluster platform (plugins/pulp_cluster) is not installed")
 
@@ -32,7 +31,7 @@ def test_what_is_no_size_is_refused_with_the_forms_that_are(text: str, says: str
 
 
 @pytest.mark.parametrize(("given", "capacity"), [("64k", 64000), ("64KiB", 65536), ("65536", 65536)])
-def test_the_level_gets_the_size_given(given: str, capacity: int, tiny_cnn: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_the_level_gets_the_size_given(given: str, capacity: int, tiny_cnn: Path, tmp_path: Path) -> None:
     done = run_piped("compile", str(tiny_cnn), "--platform", "pulp-cluster", "--l1", given, "-o", str(tmp_path / "o"),
                      plugins="pulp-cluster")
     assert done.returncode == 0, done.stderr
@@ -40,7 +39,7 @@ def test_the_level_gets_the_size_given(given: str, capacity: int, tiny_cnn: Path
     assert report["memory_levels"]["L1"]["capacity"] == capacity
 
 
-def test_a_wrong_size_is_one_line_naming_the_option(tiny_cnn: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_wrong_size_is_one_line_naming_the_option(tiny_cnn: Path, tmp_path: Path) -> None:
     done = run_piped("compile", str(tiny_cnn), "--platform", "pulp-cluster", "--l1", "64kb", "-o", str(tmp_path / "o"),
                      plugins="pulp-cluster")
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -55,7 +54,7 @@ def test_a_mistyped_name_gets_the_one_it_most_likely_meant(name: str, meant: str
     assert closest_name(name, ["first-fit", "generic-c", "minimalloc", "pulp-cluster", "tetris-coopt"]) == meant
 
 
-def test_a_wrong_platform_name_suggests_the_right_one(tiny_cnn: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_wrong_platform_name_suggests_the_right_one(tiny_cnn: Path, tmp_path: Path) -> None:
     done = run_piped("compile", str(tiny_cnn), "--platform", "generic", "-o", str(tmp_path / "o"),
                      plugins="generic-c,pulp-cluster")
     assert done.returncode == 2

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
-import onnx
 import pytest
 
 from deeploy_core.cli.analyze_command import LAYER_COLUMNS, requantisation_text
@@ -27,7 +25,6 @@ pytest.importorskip("deeploy_generic_c", reason="the generic C platform (plugins
 pytest.importorskip("deeploy_pulp_cluster", reason="the cluster platform (plugins/pulp_cluster) is not installed")
 
 PLUGINS = "generic-c,pulp-cluster"
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 PEERS = peer_tests_root()
 MINI_MOBILENET = None if PEERS is None else PEERS / "Models" / "miniMobileNet"
 BOX_DRAWING = re.compile("[\u2500-\u257f]")
@@ -161,18 +158,6 @@ def check_analyze(way: str, model: Path, *options: str) -> None:
         table = plain_table(lines, header, len(estimate["layers"]))
         keys = ("layer", "tiles", "cycles", "compute_cycles", "dma_cycles", "bytes_in", "bytes_out")
         assert table[1:] == [[str(entry.get(key, "-")) for key in keys] for entry in estimate["layers"]]
-
-
-@pytest.fixture(scope="module")
-def tiny_cnn(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        from make_tiny_cnn import tiny_cnn as build
-    finally:
-        sys.path.pop(0)
-    path = tmp_path_factory.mktemp("model") / "tiny.onnx"
-    onnx.save(build(), path)
-    return path
 
 
 @pytest.mark.parametrize("way", WAYS)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from deeploy_core.testing.terminal import run_piped
-from tests.test_cli_tables import tiny_cnn  # noqa: F401 - the example network, as a fixture
 
 pytest.importorskip("deeploy_pulp_cluster", reason="the cluster platform (plugins/pulp_cluster) is not installed")
 
@@ -20,7 +19,7 @@ pytest.importorskip("deeploy_pulp_cluster", reason="the cluster platform (plugin
     (("--platform", "generic-c", "--l1", "4KiB"), True, False),
     (("--platform", "generic-c"), False, False)])
 def test_the_summary_line_says_what_the_tiling_gives(args: tuple[str, ...], tiled: bool, cycles: bool,
-                                                      tiny_cnn: Path, tmp_path: Path) -> None:  # noqa: F811
+                                                      tiny_cnn: Path, tmp_path: Path) -> None:
     done = run_piped("compile", str(tiny_cnn), *args, "-o", str(tmp_path / "o"), plugins="generic-c,pulp-cluster")
     assert done.returncode == 0, done.stderr
     summary = done.stdout.splitlines()[0]

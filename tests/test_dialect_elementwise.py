@@ -48,7 +48,7 @@ from tests.dialect_reference.elementwise import (
     requantized_ihardswish,
     rq_integer_div,
 )
-from tests.test_dialect_ops import CONFIGURATIONS
+from tests.support.dialect_configurations import CONFIGURATIONS
 
 SHAPE = (1, 8, 32)
 """Activations of every case: 256 elements (each int8 value once), more than a 512-byte L1 holds with their

@@ -27,16 +27,8 @@ from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
-
-CONFIGURATIONS: dict[str, CompileOptions] = {
-    "generic-c untiled": CompileOptions(platform="generic-c"),
-    "generic-c L1 512 single": CompileOptions(platform="generic-c", level_sizes={"L1": 512}, buffering="single"),
-    "generic-c L1 512 double": CompileOptions(platform="generic-c", level_sizes={"L1": 512}, buffering="double"),
-    "pulp-cluster 8 cores L1 512 single": CompileOptions(platform="pulp-cluster", level_sizes={"L1": 512},
-                                                         buffering="single", cores=8),
-    "pulp-cluster 8 cores L1 512 double": CompileOptions(platform="pulp-cluster", level_sizes={"L1": 512},
-                                                         buffering="double", cores=8),
-}
+from tests.dialect_reference.basic import integer_mean
+from tests.support.dialect_configurations import CONFIGURATIONS
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +159,17 @@ def test_the_mean_reference_rounds_as_deeploy_does() -> None:
     assert integer_mean_reference(np.array([[-1, -2]], np.int8), [1], 1).tolist() == [[-2]]
     # N=3 (never a power of two): 4/3 → 1, 5/3 → 2, -5/3 → -2.
     assert integer_mean_reference(np.array([[1, 1, 2], [1, 2, 2], [-1, -2, -2]], np.int8), [1], 0).tolist() == [1, 2, -2]
+
+
+def test_the_networks_glue_reference_agrees_with_the_mean_reference() -> None:
+    # The networks' IntegerMean (tests/dialect_reference/basic.py) was written separately from this file's
+    # reference; on negative sums and exact halves both must agree element for element.
+    rng = np.random.default_rng(19)
+    ties = rng.integers(-128, 128, (3, 16, 6)).astype(np.int8)
+    ties[0, :, 0] = np.repeat(np.array([-1, -2], np.int8), 8)  # a sum of -24 over 16: exactly -1.5
+    for axes, keepdims in (((1,), 0), ((1,), 1), ((2,), 0), ((1, 2), 0)):
+        assert np.array_equal(integer_mean(ties, axes, bool(keepdims)),
+                              integer_mean_reference(ties, list(axes), keepdims).astype(np.int64))
 
 
 @pytest.mark.parametrize("case", list(MEAN_CASES))

@@ -2,11 +2,11 @@
 
 Each op is exported the way QuantLib writes it (default domain, float-declared tensors holding integers, the
 integer input named through ``input_types``), compiled, built with -Werror, run, and compared bit-exactly with
-the numpy reference in ``tests/dialect_reference/rowwise.py`` on every configuration of ``test_dialect_ops``:
-untiled, tiled with single and double buffering, and on the 8-core cluster.  The data hits the corners of each
-op: ITAPartialMax rows whose maximum rises in later groups, negative numerators for the truncating divisions,
-weights and biases that make iLayerNorm wrap and iRMSNorm saturate, and tensors larger than L1 so that the tiler
-must cut them, always between whole rows.
+the numpy reference in ``tests/dialect_reference/rowwise.py`` on every configuration of the single-op tests
+(``tests/support/dialect_configurations.py``): untiled, tiled with single and double buffering, and on the 8-core
+cluster.  The data hits the corners of each op: ITAPartialMax rows whose maximum rises in later groups, negative
+numerators for the truncating divisions, weights and biases that make iLayerNorm wrap and iRMSNorm saturate, and
+tensors larger than L1 so that the tiler must cut them, always between whole rows.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from tests.dialect_reference.rowwise import (
     ita_partial_max,
     wrap8,
 )
-from tests.test_dialect_ops import CONFIGURATIONS
+from tests.support.dialect_configurations import CONFIGURATIONS
 
 
 @pytest.fixture(scope="module")

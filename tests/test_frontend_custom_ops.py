@@ -2,7 +2,7 @@
 
 A network of Deeploy dialect ops and a vendor op that nothing claims must end in the unsupported-op report
 (every node, its op and domain, where it is supported) with exit 2, never in onnx's checker message.  An op that
-an operator plugin claims and declares (``com.example::RowSum``, kernel in ``custom_op_kernels/``) is typed
+an operator plugin claims and declares (``com.example::RowSum``, ``tests/support/row_sum_plugin.py``) is typed
 by its declaration, which downstream standard ops are shaped from, and its compiled C matches numpy.
 """
 
@@ -11,39 +11,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
-import onnx_graphsurgeon as gs
 import pytest
 from onnx import TensorProto, helper
 
 from deeploy_core.api import CompileOptions, compile_model, validate_with_data
-from deeploy_core.extensions import OperatorExtension
-from deeploy_core.frontend.custom_ops import CustomOpSchema, Shape
 from deeploy_core.frontend.errors import ModelImportError
-from deeploy_core.hookspecs import hookimpl
-from deeploy_core.ir import NetworkContext
-from deeploy_core.ir.dtypes import FLOAT32
-from deeploy_core.mapping import (
-    NodeBinding,
-    NodeMapper,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-)
 from deeploy_core.midend.unsupported import UnsupportedModelError
-from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
-from deeploy_generic_c import plugin as generic_c_plugin
-from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
-
-KERNELS = Path(__file__).resolve().parent / "custom_op_kernels"
+from tests.support.bundled_platforms import host_with
+from tests.support.row_sum_plugin import RowSumPlugin, row_sum_network, row_sum_reference
 
 
 def unclaimed_network(path: Path) -> Path:
@@ -79,78 +60,6 @@ def test_unclaimed_schemaless_ops_give_the_unsupported_op_report_through_the_cli
 
 
 # -- a schema-less op claimed by an operator plugin -------------------------------------------------------------
-
-def row_sum_shapes(shapes: Sequence[Shape | None], attributes: Mapping[str, Any]) -> Sequence[Shape]:
-    """RowSum keeps every axis but the last, which it sums to one element."""
-    shape = shapes[0]
-    if shape is None or len(shape) < 1:
-        raise ValueError("RowSum needs an input of rank 1 or more")
-    return [(*shape[:-1], 1)]
-
-
-ROW_SUM = CustomOpSchema("RowSum", "com.example", shapes=row_sum_shapes)
-
-
-class RowSumParser(NodeParser):
-    """One float tensor in, its rows summed out."""
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        cols = int(node.inputs[0].shape[-1])
-        return {"X": x.c_name, "Y": y.c_name, "rows": x.numel // cols, "cols": cols}
-
-
-def row_sum_mapper() -> NodeMapper:
-    template = NodeTemplate("dct_row_sum_f32(${X}, ${Y}, ${rows}, ${cols});", headers=("row_sum.h",))
-    return NodeMapper(RowSumParser(), (NodeBinding(NodeTypeChecker((FLOAT32,), (FLOAT32,)), template),),
-                      name="RowSum float32 (test plugin)")
-
-
-class RowSumPlugin:
-    """Registers com.example::RowSum on ``platform``, with its declaration (or without, to test the refusal)."""
-
-    def __init__(self, platform: str, declared: bool = True) -> None:
-        self.platform = platform
-        self.declared = declared
-
-    @hookimpl
-    def register_operators(self, register: Any) -> None:
-        register(OperatorExtension(
-            name=f"{self.platform}.row-sum", platform=self.platform, op_type="RowSum", domain="com.example",
-            factory=row_sum_mapper, sources=(KERNELS / "row_sum.c",), include_dirs=(KERNELS,),
-            schema=ROW_SUM if self.declared else None, description="RowSum (test plugin)"))
-
-
-def row_sum_network(path: Path) -> Path:
-    """x → Relu → RowSum → RowSum → Sub(relu, sum) → Mul: the Sub broadcasts the declared [4, 3, 1]."""
-    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
-             helper.make_node("RowSum", ["r"], ["s"], name="sum1", domain="com.example"),
-             helper.make_node("RowSum", ["s"], ["s2"], name="sum2", domain="com.example"),
-             helper.make_node("Sub", ["r", "s2"], ["d"], name="sub"),
-             helper.make_node("Mul", ["d", "x"], ["y"], name="mul")]
-    graph = helper.make_graph(nodes, "row_sum", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3, 6])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3, 6])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.example", 1)])
-    onnx.save(model, path)
-    return path
-
-
-def row_sum_reference(x: np.ndarray) -> np.ndarray:
-    """The network in numpy, rows summed left to right in float32 like the kernel."""
-    r = np.maximum(x, np.float32(0))
-    s = np.zeros(r.shape[:-1] + (1,), np.float32)
-    for column in range(r.shape[-1]):
-        s[..., 0] += r[..., column]
-    return ((r - s) * x).astype(np.float32)
-
-
-def host_with(*plugins: Any) -> PluginHost:
-    host = PluginHost()
-    host.add_plugin(generic_c_plugin, name="generic-c", distribution="deeploy-generic-c")
-    host.add_plugin(pulp_cluster_plugin, name="pulp-cluster", distribution="deeploy-pulp-cluster")
-    for index, plugin in enumerate(plugins):
-        host.add_plugin(plugin, name=f"operators-{index}")
-    return host
 
 
 def test_a_claimed_and_declared_op_is_shaped_by_its_declaration_and_runs_on_generic_c(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from deeploy_core.tiling import cp_model
 from deeploy_core.tiling import solving as tiling_solving
 from deeploy_core.tiling.cp_model import minimum_memory
 from deeploy_core.tiling.errors import TilingInfeasibleError, TilingSolveStoppedError
-from tests.tiling.test_cp_model import conv_like
+from tests.support.conv_layer_model import conv_like
 
 ENV = {**os.environ, "DEEPLOY_CORE_PLUGINS": "pulp-cluster"}
 SIGNAL_DEADLINE_SECONDS = 1.0

@@ -31,7 +31,7 @@ from deeploy_core.plugin_api_version import API_VERSION
 from deeploy_core.plugin_template import KINDS, TEMPLATE, check_name, new_plugin
 from deeploy_core.plugins.timing import SLOW_PLUGIN_VARIABLE
 from deeploy_core.testing.models import conformance_model
-from tests.test_plugin_api import boundary_violations
+from tests.support.plugin_boundary import boundary_violations
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -1,18 +1,17 @@
 """Operator plugins (issue 18, item 5): the descriptor, the precedence rule, conflict notes, supported-ops, results.
 
-Small plugins are defined here; their C kernels live in ``operator_plugin_kernels/``.  The precedence tests
-map real nodes with :func:`map_nodes`; the compile tests build the generated C with the kernels and run it.
+Small plugins are defined here and in ``tests/support/toy_operators.py``; their C kernels live in
+``operator_plugin_kernels/``.  The precedence tests map real nodes with :func:`map_nodes`; the compile tests build
+the generated C with the kernels and run it.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
-import onnx_graphsurgeon as gs
 import pytest
 from onnx import TensorProto, helper
 
@@ -21,17 +20,6 @@ from deeploy_core.cli.plugins_command import _table
 from deeploy_core.extensions import OperatorExtension, OperatorNumerics
 from deeploy_core.frontend.importer import import_model
 from deeploy_core.hookspecs import hookimpl
-from deeploy_core.ir import NetworkContext
-from deeploy_core.ir.dtypes import FLOAT32, INT8
-from deeploy_core.mapping import (
-    NodeBinding,
-    NodeMapper,
-    NodeMismatch,
-    NodeParser,
-    NodeTemplate,
-    NodeTypeChecker,
-    OperatorRepresentation,
-)
 from deeploy_core.midend.context_builder import build_context
 from deeploy_core.midend.parse import map_nodes
 from deeploy_core.platform import Engine, Platform, RuntimeLibrary, network_runtime
@@ -46,55 +34,13 @@ from deeploy_core.tiling.errors import TilingInfeasibleError
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
-
-KERNELS = Path(__file__).resolve().parent / "operator_plugin_kernels"
-SOURCES = (KERNELS / "dct_test_ops.c",)
-TEMPLATE = NodeTemplate("${function}(${X}, ${Y}, ${size});", headers=("dct_test_ops.h",))
-
-
-class UnaryParser(NodeParser):
-    """One dense input, one dense output of any shape (or, with ``refuse``, no node at all)."""
-
-    def __init__(self, function: str, refuse: bool = False) -> None:
-        self.function = function
-        self.refuse = refuse
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        if self.refuse:
-            raise NodeMismatch("attribute", "this variant refuses every node")
-        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        return {"function": self.function, "X": x.c_name, "Y": y.c_name, "size": y.numel}
-
-
-def unary_mapper(name: str, function: str = "dct_relu_f32", dtype: Any = FLOAT32, refuse: bool = False) -> NodeMapper:
-    checker = NodeTypeChecker((dtype,), (dtype,))
-    return NodeMapper(UnaryParser(function, refuse), (NodeBinding(checker, TEMPLATE),), name=name)
-
-
-class OperatorPlugin:
-    """A plugin registering the operator extensions it is given, in that order."""
-
-    def __init__(self, *extensions: OperatorExtension) -> None:
-        self.extensions = extensions
-
-    @hookimpl
-    def register_operators(self, register: Any) -> None:
-        for extension in self.extensions:
-            register(extension)
+from tests.support.toy_operators import KERNELS, SOURCES, OperatorPlugin, bitwise_not_extension, unary_mapper
 
 
 def relu_extension(name: str, platform: str = "toy", override: bool = False, refuse: bool = False,
                    **fields: Any) -> OperatorExtension:
     return OperatorExtension(name=name, platform=platform, op_type="Relu", override=override,
                              factory=lambda: unary_mapper(name, refuse=refuse), description=f"Relu ({name})", **fields)
-
-
-def bitwise_not_extension(platform: str, tile_constraint: Any = Elementwise, name: str = "") -> OperatorExtension:
-    return OperatorExtension(
-        name=name or f"{platform}.bitwise-not", platform=platform, op_type="BitwiseNot",
-        factory=lambda: unary_mapper("BitwiseNot int8 (test plugin)", "dct_bitwise_not_i8", INT8),
-        tile_constraint=tile_constraint, sources=SOURCES, include_dirs=(KERNELS,), numerics=OperatorNumerics.EXACT,
-        description="BitwiseNot on int8 (test plugin)")
 
 
 def single_node_model(op_type: str, shape: tuple[int, ...], elem_type: int, opset: int = 18) -> onnx.ModelProto:
@@ -336,7 +282,7 @@ WRONG_SUITE = '''
 import numpy as np
 from deeploy_core.testing import OperatorConformance
 from deeploy_generic_c import plugin as generic_c
-from test_operator_plugins_copy import OperatorPlugin, bitwise_not_extension
+from tests.support.toy_operators import OperatorPlugin, bitwise_not_extension
 
 
 class TestClaimsTooMuchWithAWrongReference(OperatorConformance):
@@ -355,11 +301,10 @@ class TestClaimsTooMuchWithAWrongReference(OperatorConformance):
 
 
 def test_the_suite_catches_a_wrong_claim_and_a_wrong_result(pytester: pytest.Pytester) -> None:
-    """The plugins of this file, with their kernels, are copied next to a suite that claims a platform the plugin
-    does not register and whose reference is off by one bit: exactly the checks that depend on them fail."""
-    shutil.copytree(KERNELS, pytester.path / KERNELS.name)
-    pytester.makepyfile(test_operator_plugins_copy=Path(__file__).read_text(encoding="utf-8"),
-                        test_wrong_suite=WRONG_SUITE)
+    """A suite over the BitwiseNot plugin (``tests/support/toy_operators.py``, imported as it is) that claims a
+    platform the plugin does not register and whose reference is off by one bit: exactly the checks that depend on
+    them fail."""
+    pytester.makepyfile(test_wrong_suite=WRONG_SUITE)
     selected = "registers or agrees or generic-c-alone-untiled or pulp-cluster-alone-tiled-single"
     result = pytester.runpytest("-p", "no:cacheprovider", "--tb=line", "test_wrong_suite.py", "-k", selected)
     result.assert_outcomes(failed=4)

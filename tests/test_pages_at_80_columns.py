@@ -11,8 +11,7 @@ import pytest
 from deeploy_core.sweep.pareto import pareto_html
 from deeploy_core.testing.terminal import run_piped
 from tests.browser import overlapping_texts, text_geometry
-from tests.test_cli_tables import tiny_cnn  # noqa: F401 - the example network, as a fixture
-from tests.test_pareto_layout import sweep_records
+from tests.support.sweep_records import sweep_records
 
 WIDTH = 640
 """80 columns of an 8-pixel terminal font."""
@@ -28,7 +27,7 @@ def check_fits(page: Path) -> dict:
     return geometry
 
 
-def test_the_memory_page_of_a_tiled_compile(tiny_cnn: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_the_memory_page_of_a_tiled_compile(tiny_cnn: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = run_piped("compile", str(tiny_cnn), "--platform", "pulp-cluster", "--l1", "8KiB", "--plot", "-o", str(out),
                      plugins="generic-c,pulp-cluster")
@@ -44,7 +43,7 @@ def test_the_pareto_page_of_a_sweep(tmp_path: Path) -> None:
     check_fits(page)
 
 
-def test_the_profile_page_of_a_tiled_build(tiny_cnn: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_the_profile_page_of_a_tiled_build(tiny_cnn: Path, tmp_path: Path) -> None:
     page = tmp_path / "profile.html"
     done = run_piped("validate", str(tiny_cnn), "--platform", "pulp-cluster", "--l1", "8KiB", "--profile",
                      "--profile-html", str(page), plugins="generic-c,pulp-cluster")

@@ -41,11 +41,10 @@ from deeploy_core.plugin_api import (
 from deeploy_core.allocation import FirstFitAllocator
 from deeploy_core.plugins import PluginCandidate, PluginHost, PluginStatus
 from deeploy_core.plugin_api_version import DECLARATION, api_incompatibility
+from tests.support.plugin_boundary import ALLOWED_MODULES, boundary_violations, core_imports, plugin_packages
 
 ROOT = Path(__file__).resolve().parent.parent
 API_SOURCE = Path(plugin_api.__file__)
-ALLOWED_MODULES = frozenset({"deeploy_core.plugin_api", "deeploy_core.testing"})
-"""The only modules of the core a plugin's package may import."""
 HEAVY_MODULES = ("numpy", "onnx", "onnxruntime", "ortools")
 """What importing the API (and a registration module built on it) must not pull in: every command pays for it."""
 
@@ -171,49 +170,7 @@ def test_api_version_is_major_dot_minor() -> None:
 
 
 # -- the boundary ------------------------------------------------------------------------------------------------
-
-
-def plugin_packages(root: Path = ROOT) -> list[Path]:
-    """The packages of the bundled plugins and the examples: folders with an ``__init__.py``, tests left out."""
-    packages = [init.parent for init in root.glob("plugins/*/deeploy_*/__init__.py")]
-    packages += [init.parent for init in root.glob("examples/*/*/__init__.py") if init.parent.name != "tests"]
-    return sorted(packages)
-
-
-def _import_module_call(node: ast.Call) -> str | None:
-    """The literal module name of ``importlib.import_module("x")`` / ``import_module("x")`` / ``__import__("x")``."""
-    function = node.func
-    name = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) else ""
-    if name in ("import_module", "__import__") and node.args:
-        first = node.args[0]
-        if isinstance(first, ast.Constant) and isinstance(first.value, str):
-            return first.value
-    return None
-
-
-def core_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import of a ``deeploy_core`` module in ``path``, wherever it stands."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
-        elif isinstance(node, ast.Call) and (module := _import_module_call(node)) is not None:
-            found.append((node.lineno, module))
-    return sorted((line, module) for line, module in found
-                  if module == "deeploy_core" or module.startswith("deeploy_core."))
-
-
-def boundary_violations(packages: list[Path], root: Path = ROOT) -> list[str]:
-    """``file:line: module`` for every import of the core past :data:`ALLOWED_MODULES` in ``packages``."""
-    violations = []
-    for package in packages:
-        for path in sorted(package.rglob("*.py")):
-            for line, module in core_imports(path):
-                if module not in ALLOWED_MODULES:
-                    violations.append(f"{path.relative_to(root).as_posix()}:{line}: {module}")
-    return violations
+# (the scan is tests/support/plugin_boundary.py; test_new_plugin holds the rendered plugins to it too)
 
 
 def test_bundled_plugins_and_examples_import_only_the_api() -> None:

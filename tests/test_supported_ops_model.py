@@ -3,8 +3,8 @@
 Each reason has its own node: an op nothing maps, a mapped op whose kernels do
 not bind the node's element types, a node the op's parser refuses, a
 schema-less op no platform claims, and a claimed schema-less op without a
-declaration (an operator plugin that registers one, from
-``tests/test_frontend_custom_ops.py``).  The verdicts come from the
+declaration (an operator plugin that registers one,
+``tests/support/row_sum_plugin.py``).  The verdicts come from the
 compiler's own front end, lowering and mapper, so they agree with what
 ``compile`` does on the same model.
 """
@@ -28,7 +28,8 @@ from deeploy_core.testing.cli_outcomes import CliLab, CliOutcome
 pytest.importorskip("deeploy_generic_c", reason="the generic C platform (plugins/generic_c) is not installed")
 pytest.importorskip("deeploy_pulp_cluster", reason="the cluster platform (plugins/pulp_cluster) is not installed")
 
-from tests.test_frontend_custom_ops import RowSumPlugin, host_with, row_sum_network  # noqa: E402
+from tests.support.bundled_platforms import host_with  # noqa: E402
+from tests.support.row_sum_plugin import RowSumPlugin, row_sum_network  # noqa: E402
 
 PLATFORMS = ("generic-c", "pulp-cluster")
 PLUGINS = ",".join(PLATFORMS)

@@ -10,6 +10,7 @@ import pytest
 from deeploy_core.tiling.cp_model import (LayerModel, TensorTerm, minimum_memory, most_relaxed, solve_tiling, table_at_home,
                                          tile_options)
 from deeploy_core.tiling.geometry import Extent
+from tests.support.conv_layer_model import conv_like
 
 
 @pytest.mark.parametrize("dim", [1, 2, 7, 48, 97])
@@ -20,16 +21,6 @@ def test_tile_options_are_the_smallest_size_for_each_tile_count(dim: int) -> Non
     for count, size in options:
         assert -(-dim // size) == count
         assert size == 1 or -(-dim // (size - 1)) > count  # one less would need more tiles
-
-
-def conv_like(budget: int) -> LayerModel:
-    """Output [1, 16, 32, 32] from input [1, 8, 34, 34] (3x3 window), weights [16, 8, 3, 3]."""
-    return LayerModel(
-        "conv", (1, 16, 32, 32), (1, 2, 3),
-        [TensorTerm("x", (Extent(1), Extent(8), Extent(34, 2, 1, 2), Extent(34, 3, 1, 2)), 4, 2),
-         TensorTerm("w", (Extent(16, 1), Extent(8), Extent(3), Extent(3)), 4, 2),
-         TensorTerm("y", (Extent(1), Extent(16, 1), Extent(32, 2), Extent(32, 3)), 4, 2)],
-        table_columns=4, alignment=16, budget=budget)
 
 
 def memory_of(tiles: dict[int, int], layer: LayerModel) -> int:

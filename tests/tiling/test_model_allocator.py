@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +13,7 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.tiling.cp_model import TABLE_BLOCK, minimum_memory, solve_tiling, table_at_home
 from deeploy_core.tiling.level_placement import expand_model_order
-
-from tests.tiling.test_cp_model import conv_like
+from tests.support.conv_layer_model import conv_like
 
 
 class ReversedStack(FirstFitAllocator):
@@ -53,14 +50,6 @@ def test_model_order_becomes_the_memory_map_order() -> None:
     offsets = stack_in_order(order, {"in0": 8, "in1": 16, "out0": 32, "scratch:a": 4, "table": 4},
                              {b: (0, 1) for b in order}, alignment=8)
     assert offsets == {"out0": 0, "scratch:a": 32, "in1": 40, "table": 56, "in0": 64}
-
-
-@pytest.fixture(scope="module")
-def tiny_cnn(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("model") / "tiny.onnx"
-    subprocess.run([sys.executable, str(Path(__file__).parents[2] / "examples" / "make_tiny_cnn.py"), str(path)],
-                   check=True, capture_output=True)
-    return path
 
 
 def test_a_compile_places_every_tiled_layer_in_the_allocators_order(tiny_cnn: Path) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
@@ -29,23 +29,13 @@ from deeploy_core.testing.models import CONFORMANCE_MODELS
 from deeploy_core.validate import Toolchain, build_executable, compare_outputs, run_network
 from deeploy_core.validate.data import graph_input_specs
 from deeploy_core.validate.reference import run_reference
+from plugins.generic_c.tests.random_calibration import RandomCalibration
 
 
 FIXED_POINT_OPS = {"QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearMul", "QLinearAveragePool",
                    "QLinearGlobalAveragePool"}
 FLOAT_COMPUTE = {"Conv", "Gemm", "MatMul", "Add", "Mul", "AveragePool", "GlobalAveragePool", "MaxPool"}
 """Ops the fixed-point mode must not leave in float (Softmax and LayerNormalization may fall back)."""
-
-
-class RandomCalibration(CalibrationDataReader):
-    def __init__(self, specs: list, count: int = 8) -> None:
-        rng = np.random.default_rng(0)
-        self.batches = iter(
-            [{name: rng.standard_normal(shape).astype(np.float32) for name, _, shape in specs} for _ in range(count)]
-        )
-
-    def get_next(self) -> dict | None:
-        return next(self.batches, None)
 
 
 def quantized(model: onnx.ModelProto, directory: Path, per_channel: bool) -> Path:

@@ -17,7 +17,7 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
 from deeploy_core.validate.reference import run_reference
-from plugins.generic_c.tests.test_float_bias import float_bias_file, output_step
+from plugins.generic_c.tests.float_bias_network import float_bias_file, output_step
 
 L1_BYTES = 1024
 
