@@ -6,8 +6,8 @@ Shared code belongs in a module whose name does not start with ``test_``: ``test
 a helper module beside the tests for a plugin's (``plugins/generic_c/tests/float_conv_cases.py``), or a conftest
 for fixtures.  Every Python file under ``tests/``, ``plugins/*/tests/`` and ``examples/*/tests/`` is parsed with
 :mod:`ast`; an ``import`` or ``from ... import`` (absolute or relative, at any depth, also inside functions) or an
-``importlib.import_module`` with a literal name that reaches a ``test_*`` module is reported as
-``file:line: module``.
+``importlib.import_module`` with a literal name that reaches a ``test_*`` module of this repository is reported
+as ``file:line: module``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,17 @@ def python_files(root: Path = ROOT) -> list[Path]:
     return sorted(files)
 
 
+PROJECT_PACKAGES = ("tests", "plugins", "examples")
+"""The top-level folders a test file imports the repository's own modules through."""
+
+
 def _names_a_test_module(module: str) -> bool:
-    return any(part.startswith("test_") for part in module.split("."))
+    """A ``test_*`` module of this repository: under one of :data:`PROJECT_PACKAGES`, relative, or a bare name (a
+    sibling on ``sys.path``).  Third-party modules named so (``onnx.backend.test.case.test_case``) are not tests
+    here."""
+    parts = module.lstrip(".").split(".")
+    ours = module.startswith(".") or parts[0] in PROJECT_PACKAGES or len(parts) == 1
+    return ours and any(part.startswith("test_") for part in parts)
 
 
 def _imported_modules(node: ast.AST) -> list[str]:
@@ -55,7 +64,7 @@ def imports_of_test_modules(path: Path, root: Path = ROOT) -> list[str]:
     """``file:line: module`` for each import in ``path`` that reaches a ``test_*`` module."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        modules = [module for module in _imported_modules(node) if _names_a_test_module(module.lstrip("."))]
+        modules = [module for module in _imported_modules(node) if _names_a_test_module(module)]
         if modules:
             found.append((node.lineno, modules[0]))
     return [f"{path.relative_to(root).as_posix()}:{line}: {module}" for line, module in sorted(found)]
@@ -92,6 +101,8 @@ def test_every_form_of_importing_a_test_module_is_found(tmp_path: Path) -> None:
         from .test_four import helper
         from . import test_five
         from ..sub.test_six import x
+        from onnx.backend.test.case.test_case import TestCase
+        import test_nine
         def later():
             import importlib
             from tests.tiling.test_seven import y
@@ -104,6 +115,7 @@ def test_every_form_of_importing_a_test_module_is_found(tmp_path: Path) -> None:
         "tests/helper.py:9: .test_four",
         "tests/helper.py:10: .test_five",
         "tests/helper.py:11: ..sub.test_six",
-        "tests/helper.py:14: tests.tiling.test_seven",
-        "tests/helper.py:15: tests.test_eight",
+        "tests/helper.py:13: test_nine",
+        "tests/helper.py:16: tests.tiling.test_seven",
+        "tests/helper.py:17: tests.test_eight",
     ]
