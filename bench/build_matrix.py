@@ -30,7 +30,7 @@ import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for tests.build_matrix_cases
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for tests.build_matrix_cases, tests.support
 
 from deeploy_core.testing.build_matrix import (  # noqa: E402
     BASELINE,
@@ -43,8 +43,8 @@ from deeploy_core.testing.build_matrix import (  # noqa: E402
     build_and_run,
     judge_all,
 )
-from deeploy_core.testing.matrix_table import problem_list, status_counts, summary_table  # noqa: E402
 from tests.build_matrix_cases import CompiledCase, MatrixCase, all_cases, compile_case, matrix_host  # noqa: E402
+from tests.support.matrix_table import problem_list, status_counts, summary_table  # noqa: E402
 
 
 def _arguments() -> argparse.Namespace:

@@ -12,7 +12,7 @@ user would (``make CC=… CFLAGS=…``; the Makefile always adds ``-ffunction-se
 What is counted: the sections that a ``--gc-sections`` link keeps of the library — a relocatable link
 (``gcc -r -nostdlib -Wl,--gc-sections``) of all of ``libnetwork.a`` rooted at the global symbols that the
 generated objects define (``InitNetwork``, ``RunNetwork``, the input/output tables), measured with ``size -A``
-(see :mod:`deeploy_core.testing.linked_size`).  ``text`` is all kept code, network plus kernels: everything the
+(see ``bench/linked_size.py``).  ``text`` is all kept code, network plus kernels: everything the
 output folder compiles except the self-test and host emulation; ``net`` is the part of it in functions the
 generated sources define (RunNetwork with its inlined layers).  ``rodata`` is weights and constants (flash),
 ``data`` initialised RAM, ``bss`` the arena and other zeroed RAM.  Not counted: C library functions the kernels
@@ -33,12 +33,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cross_size import format_rows, installed_targets, make_host, peer_root_or_message, size_arguments  # noqa: E402
+from linked_size import linked_sizes  # noqa: E402
 
 from deeploy_core.api import CompileOptions, compile_model  # noqa: E402
 from deeploy_core.errors import DeeployError  # noqa: E402
 from deeploy_core.plugins import PluginHost  # noqa: E402
 from deeploy_core.testing.cross_targets import CORTEX_M4, WARNINGS, CrossBuildError, CrossTarget, build_library  # noqa: E402
-from deeploy_core.testing.linked_size import linked_sizes  # noqa: E402
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests  # noqa: E402
 
 HOST = CrossTarget(name="x86-64", tool_prefix="", cflags=("-O2", *WARNINGS), package="gcc and binutils")

@@ -4,7 +4,7 @@ For each platform, every node test case of the installed onnx whose nodes are
 in the default domain is compiled with the defaults, built with the system C
 compiler, run on each of its data sets and compared with ONNX's expected
 outputs (atol 1e-4, rtol 1e-3).  A case passes as written or with every input
-but the first turned into a constant (:mod:`deeploy_core.testing.node_breadth`).
+but the first turned into a constant (:mod:`tests.support.node_breadth`).
 Prints passed / total per platform and the failures grouped by reason, each
 group with the ops it stopped at most often.
 
@@ -27,8 +27,12 @@ from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from deeploy_core.plugins import PluginHost
-from deeploy_core.testing.node_breadth import GROUPS, Outcome, case_named, iter_cases, run_case
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # the repository root, for tests.support.node_breadth
+    sys.path.insert(0, str(ROOT))
+
+from deeploy_core.plugins import PluginHost  # noqa: E402
+from tests.support.node_breadth import GROUPS, Outcome, case_named, iter_cases, run_case  # noqa: E402
 
 _HOST: PluginHost | None = None
 _CACHE: Path | None = None

@@ -12,7 +12,7 @@ kinds, one table row group each:
     Graphs the fuzz strategies draw from a fixed seed, untiled and tiled in
     turn; goldens: ONNX Runtime with the fuzz check's tolerances.
 ``repeated int8``, ``repeated float``
-    Repeated identical layers (:mod:`deeploy_core.testing.repeated_layers`):
+    Repeated identical layers (:mod:`tests.support.repeated_layers`):
     issue 29's network and its relatives; goldens: numpy or ONNX Runtime.
 ``cct``
     The integer ViT/CCT block of :mod:`tests.support.dialect_networks` at CCT's full size
@@ -41,7 +41,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.fuzz.graphs import FuzzGraph
 from deeploy_core.testing.output_equality import Golden
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
-from deeploy_core.testing.repeated_layers import (
+from tests.support.repeated_layers import (
     RepeatedNetwork,
     float_conv_chain,
     int8_elementwise_chain,

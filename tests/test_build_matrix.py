@@ -49,10 +49,10 @@ from deeploy_core.testing.build_matrix import (
     mirror_folder,
     run_builds,
 )
-from deeploy_core.testing.matrix_table import problem_list, summary_table
 from deeploy_core.testing.output_dump import DumpError, dump_main_source, parse_dump
 from deeploy_core.testing.output_equality import FLOAT_RELATIVE, Golden, build_differences
 from tests.build_matrix_cases import FOLD, PEER_MISSING, CompiledCase, MatrixCase, all_cases, compile_case, matrix_host
+from tests.support.matrix_table import problem_list, summary_table
 
 CASES: dict[str, MatrixCase] = {case.name: case for case in all_cases()}
 BUILDS: dict[str, BuildConfig] = {config.label: config for config in FULL_MATRIX}

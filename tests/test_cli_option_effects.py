@@ -40,7 +40,7 @@ import yaml
 from deeploy_core.builtin.plugin import DOUBLE_BUFFERING, SINGLE_BUFFERING, host_two_level_hierarchy
 from deeploy_core.testing.cli_outcomes import COMPILING_COMMANDS, CliLab, CliOutcome
 from deeploy_core.testing.models import conformance_model
-from deeploy_core.testing.models.option_models import (
+from tests.support.option_models import (
     QDQ_OUTPUT_SCALE, dynamic_conv, integer_conv, qdq_conv, two_branch_mlp,
 )
 from deeploy_core.validate.reference import run_reference
@@ -794,7 +794,7 @@ def validate_reference(workspace: Workspace) -> None:
     absent = [name for name in ("tensorflow", "tf2onnx", "ai_edge_litert") if importlib.util.find_spec(name) is None]
     if absent:
         pytest.skip(f"{', '.join(absent)} not installed: --reference MODEL.tflite needs the 'quant' extra (make quant)")
-    from deeploy_core.testing.litert_reference_effect import check_reference_effect
+    from tests.support.litert_reference_effect import check_reference_effect
 
     scratch = workspace.root / "reference"
     scratch.mkdir(exist_ok=True)

@@ -32,7 +32,7 @@ from deeploy_core.options.resolution import SelectedExtension, resolve_options
 from deeploy_core.options.resolved import ExtensionOptions, ExtensionValues
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.models import CONFORMANCE_MODELS
-from deeploy_core.testing.models.option_models import two_branch_mlp
+from tests.support.option_models import two_branch_mlp
 
 # -- the schema --------------------------------------------------------------------------------------------------
 

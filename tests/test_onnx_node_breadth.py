@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from deeploy_core.plugins import PluginHost
-from deeploy_core.testing.node_breadth import case_named, run_case
+from tests.support.node_breadth import case_named, run_case
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "onnx_node_tests.py"
 

@@ -29,7 +29,7 @@ from jsonschema import Draft202012Validator
 from deeploy_core.report.migration import REQUANTIZATION_RENAMES, TOP_LEVEL_RENAMES, upgrade_report
 from deeploy_core.report.schema import DIALECT, SCHEMA_FILE, report_schema, report_schema_text
 from deeploy_core.testing.models import conformance_model
-from deeploy_core.testing.models.option_models import qdq_conv
+from tests.support.option_models import qdq_conv
 from deeploy_core.testing.report_schema import schema_violations
 
 REPO = Path(__file__).resolve().parent.parent

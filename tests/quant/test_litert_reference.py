@@ -1,6 +1,6 @@
 """``validate --reference MODEL.tflite``: LiteRT's reference kernels on the file are the reference.
 
-The checks are in :mod:`deeploy_core.testing.litert_reference_effect` (the
+The checks are in :mod:`tests.support.litert_reference_effect` (the
 option-effects table runs them too); the missing-package error is tested
 without the extra, by hiding it.
 """
@@ -33,7 +33,7 @@ def _run(args: Sequence[str]) -> Result:
 @pytest.mark.quant
 @needs(*LITERT)
 def test_validate_compares_with_litert_on_the_named_tflite(tmp_path: Path) -> None:
-    from deeploy_core.testing.litert_reference_effect import check_reference_effect
+    from tests.support.litert_reference_effect import check_reference_effect
 
     check_reference_effect(_run, tmp_path)
 

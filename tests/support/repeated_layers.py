@@ -17,6 +17,9 @@ Integer networks follow QuantLib's export (float-declared tensors holding
 integers, the compiler told the input is int8) and come with an exact numpy
 reference; the float network's reference is ONNX Runtime's (``expected`` is
 None).
+
+Only the build matrix's cases (``tests/build_matrix_cases.py``) use them, so they live here, not in the
+installed :mod:`deeploy_core.testing`.
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@ not ONNX Runtime's on the model, are what it compares.
 The file is rewritten by TensorFlow's flatbuffer tools in a child process:
 importing TensorFlow beside ONNX Runtime and LiteRT can crash the process
 (bench/quant_table.py did, with a segmentation fault).
+
+Only :mod:`tests.support.litert_reference_effect` uses it, so it lives here, not in the installed
+:mod:`deeploy_core.testing`; the child process runs this file by its path.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ _INT8 = 9  # tflite's TensorType.INT8
 
 def with_negated_weights(source: Path, target: Path) -> Path:
     """Write ``source`` to ``target`` with its largest int8 constant tensor negated (saturating at 127)."""
-    result = subprocess.run([sys.executable, "-m", __name__, str(source), str(target)], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, __file__, str(source), str(target)], capture_output=True, text=True,
                             timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     if result.returncode != 0:
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-10:])

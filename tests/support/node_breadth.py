@@ -8,6 +8,10 @@ graph input fed at run time) or with every input but the first turned into
 a constant, since a deployment compiler may ask for constant weights, scales
 and shapes.  A failure is sorted into one group (:data:`GROUPS`) with the
 op it stopped at, so the summary says what to build next.
+
+``bench/onnx_node_tests.py`` runs it over the whole suite and ``tests/test_onnx_node_breadth.py`` checks it;
+plugin authors get ONNX's node tests through ``PlatformConformance``, so it lives here, not in the installed
+:mod:`deeploy_core.testing`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ input type needs a network written in Deeploy's integer dialect, the
 quantisation mode needs QDQ nodes, and a better allocator needs lifetimes
 that defeat largest-first placement.  Each network here is the smallest one
 found that shows its option's effect.
+
+The option tests (``test_cli_option_effects``, ``test_extension_options``, ``test_report_schema``) use
+them and no plugin's suite does, so they live here, not in the installed :mod:`deeploy_core.testing.models`.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ One row per build (compiler, flags, target) and one column per network kind
 keeps the table readable however many networks a kind holds (a peer kind has
 dozens); the list below it names each network and build that went wrong, with
 the reason, so the table never hides which network it was.
+
+``tests/test_build_matrix.py`` and ``bench/build_matrix.py`` print it; the matrix itself
+(:mod:`deeploy_core.testing.build_matrix`) is for plugin authors too, this table is not, so it lives here.
 """
 
 from __future__ import annotations

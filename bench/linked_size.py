@@ -9,6 +9,9 @@ This module measures exactly that, without a ``main`` or a C library: a relocata
 generated objects define (``InitNetwork``, ``RunNetwork``, the input/output tables, with any ``--prefix``),
 read with ``size -A``.  C library functions the kernels call (``expf``, ``memcpy``) stay undefined and are
 not counted; neither is the application's own code.
+
+Only ``bench/code_size.py`` measures this, so the module sits beside it, not in the installed
+:mod:`deeploy_core.testing`.
 """
 
 from __future__ import annotations

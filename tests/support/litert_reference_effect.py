@@ -13,6 +13,9 @@ On a small Keras MLP converted to int8 TFLite and through tf2onnx:
   ``.tflite`` (float input) are refused with one line naming the input;
 * ``--quantization fixed-point`` (TFLite's arithmetic) is judged at 0 LSB
   against the ``.tflite`` and at 1 LSB against ONNX Runtime by default.
+
+Only this repository's tests run these checks, so they live here, not in the installed
+:mod:`deeploy_core.testing`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from deeploy_core.testing.tflite_edit import with_negated_weights
+from tests.support.tflite_edit import with_negated_weights
 from deeploy_core.testing.tflite_export import converted
 from deeploy_core.validate.litert_reference import KERNELS
 
