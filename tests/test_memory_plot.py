@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import astuple
 from pathlib import Path
 
 import numpy as np
@@ -93,10 +95,26 @@ def test_characters_xml_cannot_hold_are_replaced_not_emitted() -> None:
     assert root.get("data-level") == "bad\ufffd\ufffdname"
 
 
+RENDER_ELSEWHERE = """
+import json, sys
+from deeploy_core.report.memory_plot import PlotBlock, PlotLevel, memory_plot_html, memory_plot_svg
+levels = [PlotLevel(name, capacity, tuple(PlotBlock(*block) for block in blocks))
+          for name, capacity, blocks in json.load(sys.stdin)]
+json.dump([memory_plot_svg(levels[1], index=1), memory_plot_html("net", levels)], sys.stdout)
+"""
+"""Renders levels given as plain data on stdin: the SVG of the second level and the page of all of them."""
+
+
 def test_output_is_deterministic() -> None:
+    """Two other processes, with other hash seeds and the levels as plain data, write the SVG and the page this one
+    writes: nothing depends on Python's per-process salted ``hash()`` (set or dict order, ids)."""
     levels = _three_levels()
-    assert memory_plot_svg(levels[1], index=1) == memory_plot_svg(_three_levels()[1], index=1)
-    assert memory_plot_html("net", levels) == memory_plot_html("net", _three_levels())
+    data = json.dumps([[level.name, level.capacity, [astuple(block) for block in level.blocks]] for level in levels])
+    here = [memory_plot_svg(levels[1], index=1), memory_plot_html("net", levels)]
+    for seed in ("1", "2"):
+        elsewhere = subprocess.run([sys.executable, "-c", RENDER_ELSEWHERE], input=data, capture_output=True,
+                                   text=True, check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        assert json.loads(elsewhere) == here, f"PYTHONHASHSEED={seed} renders other bytes"
     # Colours come from a stable hash, not Python's per-process salted hash(): pin one.
     assert block_colour("conv1_out") == "#94a9dd"
     assert block_colour("conv1_out") != block_colour("conv2_out")
@@ -227,25 +245,19 @@ def test_the_page_lists_every_buffer_with_its_colour() -> None:
     assert page.count('<tr class="buffer"') == sum(len(level.blocks) for level in levels)
 
 
-def test_a_tiled_plot_is_titled_with_its_settings_and_labels_buffers_with_onnx_names(tmp_path: Path) -> None:
+def test_a_tiled_plot_is_titled_with_its_settings_and_labels_buffers_with_onnx_names(tiny_cnn: Path,
+                                                                                     tmp_path: Path) -> None:
     """Issue 33 point 6: the page was titled "network" and the L1 blocks were named by C identifiers."""
     import importlib.util
     import re
-    import sys
+
+    import onnx
 
     from deeploy_core.testing.terminal import run_piped
 
     if importlib.util.find_spec("deeploy_pulp_cluster") is None:
         pytest.skip("the cluster platform (plugins/pulp_cluster) is not installed")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-    try:
-        from make_tiny_cnn import tiny_cnn
-    finally:
-        sys.path.pop(0)
-    import onnx
-
-    model = tmp_path / "tiny.onnx"
-    onnx.save(tiny_cnn(), model)
+    model = tiny_cnn
     done = run_piped("compile", str(model), "--platform", "pulp-cluster", "--l1", "16000", "--plot", "-o",
                      str(tmp_path / "out"), plugins="pulp-cluster")
     assert done.returncode == 0, done.stderr
