@@ -12,6 +12,7 @@ import numpy as np
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.profile_marks import PROFILE_DEFINE
+from deeploy_core.compilation import CompileSettings
 from deeploy_core.compose import DeployerChoice, compose_deployer
 from deeploy_core.deployer import ComposedDeployer, Deployer
 from deeploy_core.progress import ProgressLike, as_progress
@@ -98,22 +99,22 @@ def compile_model(
     made with, per kind) and ``provenance`` from the stage driver, which
     records them for every deployment.
     """
-    memory_level, tiler, extra = tiling_choice(options, platform_memory_level(host, options.platform),
-                                               lambda name: declared_buffering(host, name))
+    settings = CompileSettings(
+        input_shapes=options.input_shapes,
+        input_types=options.input_types,
+        quantization=options.quantization,
+        network_name=options.network_name or model_path.stem,
+        code_transformations=options.code_transformations,
+        c_api=options.c_api,
+    )
+    memory_level, tiler, settings = tiling_choice(options, settings, platform_memory_level(host, options.platform),
+                                                  lambda name: declared_buffering(host, name))
     choice = DeployerChoice(
         platform=options.platform,
         memory_level=memory_level,
         tiler=tiler,
         allocator=options.allocator,
-        options={
-            "input_shapes": dict(options.input_shapes),
-            "input_types": dict(options.input_types),
-            "quantization": options.quantization,
-            "network_name": options.network_name or model_path.stem,
-            "code_transformations": tuple(options.code_transformations),
-            "c_api": options.c_api,
-            **extra,
-        },
+        settings=settings,
         assignments=options.option_assignments(),
     )
     deployer = compose_deployer(host, choice)
@@ -143,10 +144,10 @@ def declared_buffering(host: PluginHost, tiler: str) -> str | None:
     return _registration(host, "tiler", tiler, "buffering", UNKNOWN_TILER)  # type: ignore[return-value]
 
 
-def tiling_choice(options: CompileOptions, platform_level: str | None = None,
+def tiling_choice(options: CompileOptions, settings: CompileSettings, platform_level: str | None = None,
                   tiler_buffering: Callable[[str], str | None] | None = None,
-                  ) -> tuple[str | None, str | None, dict[str, object]]:
-    """(memory level, tiler, core settings for the deployer) implied by the tiling options.
+                  ) -> tuple[str | None, str | None, CompileSettings]:
+    """(memory level, tiler, ``settings`` with the files the tiling options name) implied by the tiling options.
 
     A level size, a memory level or hierarchy, a tiler or a buffering turns the
     memory-aware, tiled flow on; the built-in two-level hierarchy and single buffering are
@@ -162,11 +163,11 @@ def tiling_choice(options: CompileOptions, platform_level: str | None = None,
     from deeploy_core.tiling.loading import load_tiling, tiler_of_report
 
     memory_level, tiler = options.memory_level, options.tiler
-    extra: dict[str, object] = {}
+    hierarchy_file: Path | None = None
     if options.memory_hierarchy is not None:
         path = Path(options.memory_hierarchy)
         if path.suffix in (".yaml", ".yml") or path.exists():
-            extra["memory_hierarchy_file"] = path
+            hierarchy_file = path
         else:
             memory_level = memory_level or options.memory_hierarchy
     if options.buffering is not None and options.buffering not in BUFFERING_TILERS:
@@ -187,9 +188,9 @@ def tiling_choice(options: CompileOptions, platform_level: str | None = None,
     if wants_tiling:
         memory_level = memory_level or platform_level or HOST_TWO_LEVEL
         tiler = tiler or BUFFERING_TILERS.get(options.buffering or "", SINGLE_BUFFERING)
-    if options.tiling_from is not None:
-        extra["tiling_solution"], extra["memory_map"] = load_tiling(options.tiling_from)
-    return memory_level, tiler, extra
+    solution, memory_map = load_tiling(options.tiling_from) if options.tiling_from is not None else (None, None)
+    return memory_level, tiler, replace(settings, memory_hierarchy_file=hierarchy_file, tiling_solution=solution,
+                                        memory_map=memory_map)
 
 
 def _state_exporter(state_dir: Path) -> Callable[[str, Deployer], None]:

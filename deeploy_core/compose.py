@@ -11,11 +11,11 @@ checked, typed values of its own options only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
 from deeploy_core.codegen.selection import check_selection
-from deeploy_core.compilation.options import SETTING_NAMES
+from deeploy_core.compilation import CompileSettings
 from deeploy_core.deployer import ComposedDeployer, Deployer, DeployerWrapper
 from deeploy_core.errors import DeeployError, PluginError
 from deeploy_core.extensions import CodeTransformationExtension
@@ -33,8 +33,8 @@ class DeployerChoice:
     memory_level: str | None = None
     tiler: str | None = None
     allocator: str = DEFAULT_ALLOCATOR
-    options: dict[str, Any] = field(default_factory=dict)
-    """The core's settings for the platform deployer (input shapes and types, quantization, …)."""
+    settings: CompileSettings = field(default_factory=CompileSettings)
+    """The core's settings (input shapes and types, quantization, …), which the platform's factory receives."""
     assignments: tuple[OptionAssignment, ...] = ()
     """Values for the selected extensions' declared options (``--option``, the short flags)."""
 
@@ -46,10 +46,12 @@ def compose_deployer(host: PluginHost, choice: DeployerChoice) -> ComposedDeploy
     with the list of installed ones before anything is made.  The option
     assignments are then resolved against what the selected extensions
     declare (:func:`~deeploy_core.options.resolution.resolve_options`), and
-    each factory receives its extension's values as keyword arguments.  A
-    platform's chain of code transformations is known only once the platform
-    exists, so its own values are resolved first and everything, those
-    transformations included, once more in full after it is made.  The
+    each factory receives its extension's values as keyword arguments (the
+    platform's after ``choice.settings``, the core's one
+    :class:`~deeploy_core.compilation.CompileSettings`).  A platform's chain
+    of code transformations is known only once the platform exists, so its
+    own values are resolved first and everything, those transformations
+    included, once more in full after it is made.  The
     allocator, the host and the resolved values go into the deployer's
     compilation, which the wrappers share.
     """
@@ -57,11 +59,8 @@ def compose_deployer(host: PluginHost, choice: DeployerChoice) -> ComposedDeploy
     installed = installed_extensions(host)
     early = resolve_options(static, choice.assignments, installed, partial=True)
     platform_values = early["platform"].as_kwargs()
-    clashing = sorted(set(platform_values) & SETTING_NAMES)
-    if clashing:
-        _blame(host, "platform", choice.platform, f"declares option {clashing[0]!r}, a name the core's settings use")
     deployer = _expect(host, "platform", choice.platform,
-                       host.create("platform", choice.platform, **choice.options, **platform_values), inner=None)
+                       host.create("platform", choice.platform, choice.settings, **platform_values), inner=None)
     compilation = deployer.compilation
     platform_chain = compilation.platform.code_transformations if compilation.platform is not None else ()
     chain = check_selection(host, choice.platform, platform_chain, compilation.settings.code_transformations)
@@ -94,7 +93,7 @@ def _static_selection(host: PluginHost, choice: DeployerChoice) -> list[Selected
     memory level, tiler, allocator and the code transformations the user named, in that order."""
     selected = [SelectedExtension("platform", host.extension("platform", choice.platform)),
                 SelectedExtension("allocator", host.extension("allocator", choice.allocator))]
-    user_named = check_selection(host, choice.platform, (), tuple(choice.options.get("code_transformations") or ()))
+    user_named = check_selection(host, choice.platform, (), choice.settings.code_transformations)
     if choice.memory_level is not None:
         _check_platform_fit(host, "memory_level", choice.memory_level, choice.platform)
         selected.insert(1, SelectedExtension("memory_level", host.extension("memory_level", choice.memory_level)))

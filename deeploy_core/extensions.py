@@ -12,13 +12,14 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Generic, Iterable, ParamSpec
+from typing import TYPE_CHECKING, Callable, ClassVar, Concatenate, Generic, Iterable, ParamSpec
 
 from deeploy_core.extension_origin import ExtensionOrigin as ExtensionOrigin
 from deeploy_core.options.spec import OptionSpec, check_option_specs
 
 if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
     from deeploy_core.codegen.execution_block import CodeTransformation
+    from deeploy_core.compilation import CompileSettings
     from deeploy_core.extension_contracts import AllocatorContract, DeployerContract
     from deeploy_core.frontend.custom_ops import CustomOpSchema
     from deeploy_core.mapping import NodeMapper
@@ -85,16 +86,19 @@ class Extension(Generic[FactoryParams]):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlatformExtension(Extension[FactoryParams]):
+class PlatformExtension(Extension[Concatenate["CompileSettings", FactoryParams]]):
     """A deployment platform.
 
-    ``factory(**settings, **options)`` returns the platform's deployer (a
+    ``factory(settings, **options)`` returns the platform's deployer (a
     :class:`deeploy_core.deployer.Deployer`), which owns the engines, op
     mappings, buffer kinds and default memory hierarchy of the platform.
-    ``settings`` are the core's (input shapes and types, quantization, …),
-    which the factory passes on to the deployer; ``options`` are the values of
-    the platform's own declared options (a cluster's ``cores``: ``--cores N``
-    sets it, and a platform that declares no ``cores`` runs on one core).
+    ``settings`` is one :class:`~deeploy_core.compilation.CompileSettings`,
+    the core's (input shapes and types, quantization, network name, …), which
+    the factory passes on to the deployer (``NetworkDeployer(platform,
+    settings)``); ``options`` are the values of the platform's own declared
+    options as keywords (a cluster's ``cores``: ``--cores N`` sets it, and a
+    platform that declares no ``cores`` runs on one core).  The two never
+    share a namespace, so a platform may name its options as it likes.
     ``memory_level`` names the memory level (registered by the same or another
     plugin) the platform always compiles with, for targets whose kernels can
     only read a small compute memory; None (the default) compiles untiled
@@ -111,7 +115,7 @@ class PlatformExtension(Extension[FactoryParams]):
 
     kind: ClassVar[str] = "platform"
 
-    factory: Callable[FactoryParams, DeployerContract]
+    factory: Callable[Concatenate[CompileSettings, FactoryParams], DeployerContract]
     memory_level: str | None = None
     platform_data: Callable[[], Platform] | None = None
 

@@ -36,13 +36,17 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
     """Register deployment platforms (engines, op mappings, buffer kinds, default memory hierarchy).
 
-    The factory returns the platform's :class:`~deeploy_core.deployer.Deployer`,
-    which creates the :class:`~deeploy_core.compilation.Compilation` that its
-    stages fill and every wrapper around it shares.
+    The factory receives the core's settings of the compile, one
+    :class:`~deeploy_core.compilation.CompileSettings`, then the platform's
+    own options as keywords, and returns the platform's
+    :class:`~deeploy_core.deployer.Deployer` made with those settings, which
+    creates the :class:`~deeploy_core.compilation.Compilation` that its stages
+    fill and every wrapper around it shares.
 
     Example:
 
     >>> from deeploy_core import Deployer, PlatformExtension, PluginHost, hookimpl
+    >>> from deeploy_core.compilation import CompileSettings
     >>> class EchoDeployer(Deployer):
     ...     platform_name = "echo"
     ...     def frontend(self): self.compilation.warnings.append(f"echoing {self.compilation.model}")
@@ -57,7 +61,7 @@ def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
     >>> host = PluginHost()
     >>> host.add_plugin(EchoPlatformPlugin(), name="echo-platform").status.value
     'ok'
-    >>> host.create("platform", "echo").deploy("tiny-net")
+    >>> host.create("platform", "echo", CompileSettings()).deploy("tiny-net")
     '/* tiny-net */'
     """
 

@@ -19,6 +19,7 @@ import onnx
 import onnx_graphsurgeon as gs
 from onnx import helper
 
+from deeploy_core.compilation import CompileSettings
 from deeploy_core.deployer import Deployer
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import op_claims
@@ -166,7 +167,8 @@ def check_platform(host: PluginHost, path: Path, model: onnx.ModelProto, platfor
         names = ", ".join(repr(model.graph.node[index].name or f"#{index}") for index in sorted(known))
         return _not_checked(model, known, f"not tried: the front end refuses the model on {platform_name} "
                                           f"because of {names}"), []
-    deployer = host.create("platform", platform_name, input_shapes=input_shapes, input_types=input_types)
+    settings = CompileSettings(input_shapes=input_shapes, input_types=input_types)
+    deployer = host.create("platform", platform_name, settings)
     if not isinstance(deployer, Deployer):  # compose refuses it the same way when it compiles
         raise DeeployError(f"platform {platform_name!r} made {type(deployer).__name__}, not a Deployer")
     compilation = deployer.compilation

@@ -39,7 +39,7 @@ The contract
 
 What is in it
     Only what a plugin of some kind needs, measured from the bundled plugins,
-    ``examples/operator-plugin`` and the ``new-plugin`` template: 60 names.  The
+    ``examples/operator-plugin`` and the ``new-plugin`` template: 61 names.  The
     tiler's internals are not among them; a plugin that needs a tiling's
     results (the cluster's cost model) reads them through the read-only
     :class:`TilingView`.  Version 2.0 narrowed the 1.x surface of 104 names:
@@ -116,7 +116,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
                                 "stack_in_order"),
     # graph passes
     "deeploy_core.passes": ("Pass", "Modifies", "OpChainPattern", "Subgraph", "SubgraphTransformation"),
-    # deployers and what they produce
+    # deployers, the core's settings they are made with, and what they produce
+    "deeploy_core.compilation.settings": ("CompileSettings",),
     "deeploy_core.deployer": ("Deployer", "DeployerWrapper"),
     "deeploy_core.network": ("NetworkDeployer", "GeneratedNetwork"),
     # a compile's tiling, read-only
@@ -140,6 +141,7 @@ if TYPE_CHECKING:  # the lazily imported names, for type checkers (tests/test_pl
     from deeploy_core.allocation import stack_in_order as stack_in_order
     from deeploy_core.codegen.execution_block import ExecutionBlock as ExecutionBlock
     from deeploy_core.codegen.literals import c_array_values as c_array_values
+    from deeploy_core.compilation.settings import CompileSettings as CompileSettings
     from deeploy_core.deployer import Deployer as Deployer
     from deeploy_core.deployer import DeployerWrapper as DeployerWrapper
     from deeploy_core.frontend.custom_ops import CustomOpSchema as CustomOpSchema

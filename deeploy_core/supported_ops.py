@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deeploy_core.compilation import CompileSettings
 from deeploy_core.deployer import Deployer
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import supporting_platforms
@@ -24,7 +25,7 @@ from deeploy_core.plugins.operators import operator_table
 
 def platform_data(host: PluginHost, platform_name: str) -> Platform:
     """The platform data behind an installed platform's deployer (a one-line error when it publishes none)."""
-    deployer = host.create("platform", platform_name)
+    deployer = host.create("platform", platform_name, CompileSettings())
     platform = deployer.compilation.platform if isinstance(deployer, Deployer) else None
     if platform is None:  # a deployer whose platform is not data (compilation.platform) has no table to show
         raise DeeployError(f"platform {platform_name!r} does not publish an operator table")

@@ -51,7 +51,7 @@ class MarkedPlatform:
         from deeploy_generic_c.platform import generic_c_platform
 
         platform = dataclasses.replace(generic_c_platform(), name="marked-c", code_transformations=self.chain)
-        register(PlatformExtension(name="marked-c", factory=lambda **options: NetworkDeployer(platform, **options)))
+        register(PlatformExtension(name="marked-c", factory=lambda settings: NetworkDeployer(platform, settings)))
 
 
 def make_host(marks: bool, *extra: tuple[object, str]) -> PluginHost:

@@ -79,7 +79,7 @@ class Parts:
     @hookimpl
     def register_platforms(self, register):
         register(PlatformExtension(name="rec", factory=RecordingDeployer))
-        register(PlatformExtension(name="not-a-deployer", factory=lambda **options: object()))
+        register(PlatformExtension(name="not-a-deployer", factory=lambda settings: object()))
 
     @hookimpl
     def register_memory_levels(self, register):

@@ -24,7 +24,8 @@ from deeploy_core.allocation import FirstFitAllocator
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.builtin.plugin import SINGLE_BUFFERING
 from deeploy_core.cli import cli
-from deeploy_core.errors import DeeployError, PluginError
+from deeploy_core.compilation import CompileSettings
+from deeploy_core.errors import DeeployError
 from deeploy_core.extensions import MemoryLevelExtension, TilerExtension
 from deeploy_core.options import OptionSpec, level_size_options
 from deeploy_core.options.assignments import OptionAssignment, mapping_assignments, parse_option_text
@@ -221,9 +222,9 @@ class Recorder:
     def register_platforms(self, register):
         from deeploy_generic_c.plugin import make_deployer
 
-        def factory(unroll: int = 1, **settings: Any) -> Any:
-            self.received["platform"] = {"unroll": unroll, **settings}
-            return make_deployer(**settings)
+        def factory(settings: CompileSettings, unroll: int = 1) -> Any:
+            self.received["platform"] = {"unroll": unroll, "settings": settings}
+            return make_deployer(settings)
 
         register(PlatformExtension(name="recorded-c", factory=factory,
                                    options=(OptionSpec("unroll", int, 1, minimum=1, help="unrolling"),)))
@@ -238,11 +239,22 @@ class Recorder:
             OptionSpec("padding", int, 0, minimum=0, help="bytes"), OptionSpec("verbose", bool, False, help="talk"))))
 
 
-class ClashingPlatform:
+class PlatformNamingAnOptionLikeASetting:
+    """A platform whose own option is called like one of the core's settings (``quantization``)."""
+
+    def __init__(self) -> None:
+        self.received: dict[str, Any] = {}
+
     @hookimpl
     def register_platforms(self, register):
-        register(PlatformExtension(name="clashing", factory=lambda **options: None,
-                                   options=(OptionSpec("quantization", str, "exact", help="clash"),)))
+        from deeploy_generic_c.plugin import make_deployer
+
+        def factory(settings: CompileSettings, quantization: str = "none") -> Any:
+            self.received = {"settings": settings, "quantization": quantization}
+            return make_deployer(settings)
+
+        register(PlatformExtension(name="own-quantization", factory=factory,
+                                   options=(OptionSpec("quantization", str, "none", help="the platform's own"),)))
 
 
 @pytest.fixture()
@@ -268,7 +280,10 @@ def test_each_factory_receives_its_values_and_the_report_records_them(recorder: 
     options = CompileOptions(platform="recorded-c", allocator="recorded-fit",
                              options={"unroll": "4", "allocator.verbose": True})
     deployer, generated = compile_model(mlp, options, host)
-    assert plugin.received["platform"]["unroll"] == 4 and plugin.received["platform"]["network_name"] == "mlp"
+    assert plugin.received["platform"]["unroll"] == 4
+    settings = plugin.received["platform"]["settings"]
+    assert isinstance(settings, CompileSettings) and settings.network_name == "mlp", "one object, not loose keywords"
+    assert deployer.compilation.settings is settings
     assert plugin.received["allocator"] == {"padding": 0, "verbose": True}
     assert deployer.compilation.extension_options["platform"]["unroll"] == 4
     assert generated.report["options"] == {"allocator": {"name": "recorded-fit",
@@ -298,11 +313,16 @@ def test_an_unknown_platform_is_reported_before_any_option(recorder: tuple[Plugi
         compile_model(mlp, CompileOptions(platform="nope", cores=4, options={"anything": 1}), host)
 
 
-def test_a_platform_option_named_like_a_core_setting_blames_the_plugin(mlp: Path) -> None:
+def test_a_platform_option_named_like_a_core_setting_is_the_platforms_own(mlp: Path) -> None:
+    """The core's settings arrive as one CompileSettings, the platform's options as keywords: names cannot clash."""
+    pytest.importorskip("deeploy_generic_c.plugin", reason="the generic C plugin is not installed")
     host = PluginHost()
-    host.add_plugin(ClashingPlatform(), name="clashing-plugin")
-    with pytest.raises(PluginError, match="declares option 'quantization', a name the core's settings use"):
-        compile_model(mlp, CompileOptions(platform="clashing"), host)
+    plugin = PlatformNamingAnOptionLikeASetting()
+    host.add_plugin(plugin, name="own-quantization-plugin")
+    _, generated = compile_model(mlp, CompileOptions(platform="own-quantization", options={"quantization": "mine"}),
+                                 host)
+    assert plugin.received["quantization"] == "mine" and plugin.received["settings"].quantization == "exact"
+    assert generated.report["options"]["platform"] == {"name": "own-quantization", "values": {"quantization": "mine"}}
 
 
 def test_an_allocator_option_changes_the_arena_and_shows_in_report_json(tmp_path: Path) -> None:

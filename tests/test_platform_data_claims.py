@@ -32,7 +32,7 @@ class FakePlatforms:
         self.factory_calls = 0
         self.data = data
 
-    def _factory(self, **settings: object) -> object:
+    def _factory(self, settings: object, **options: object) -> object:
         self.factory_calls += 1
         raise AssertionError("the front end built a deployer to learn the claims")
 

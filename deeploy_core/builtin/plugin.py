@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Callable
 from deeploy_core.allocation import FirstFitAllocator
 from deeploy_core.extensions import AllocatorExtension, MemoryLevelExtension, TilerExtension
 from deeploy_core.hookspecs import hookimpl
-from deeploy_core.options import OptionSpec, level_size_options
+from deeploy_core.options import OptionValue, level_size_options
+from deeploy_core.tiling.tiler_options import BUFFERING_SLOTS, TilerOptions
 
 if TYPE_CHECKING:
     from deeploy_core.deployer import Deployer, DeployerWrapper
@@ -31,10 +32,10 @@ def register_allocators(register: Callable[[AllocatorExtension], None]) -> None:
 
 
 HOST_TWO_LEVEL = "l2-l1"
-SINGLE_BUFFERING = "single-buffering"
-DOUBLE_BUFFERING = "double-buffering"
-BUFFERING_TILERS = {"single": SINGLE_BUFFERING, "double": DOUBLE_BUFFERING}
-"""The built-in tiler that ``--buffering`` selects, by buffering scheme."""
+BUFFERING_TILERS = {buffering: f"{buffering}-buffering" for buffering in BUFFERING_SLOTS}
+"""The built-in tiler that ``--buffering`` selects, by buffering scheme: one per scheme the tiler knows."""
+SINGLE_BUFFERING = BUFFERING_TILERS["single"]
+DOUBLE_BUFFERING = BUFFERING_TILERS["double"]
 
 
 HOST_TWO_LEVEL_SIZES: tuple[tuple[str, int | None], tuple[str, int | None]] = (("L2", None), ("L1", 64000))
@@ -68,27 +69,16 @@ def register_memory_levels(register: Callable[[MemoryLevelExtension], None]) -> 
                                   description="L2 home (unbounded) + L1 compute scratch (64000 B) (built in)"))
 
 
-TILING_STRATEGIES = ("max", "min", "random-max")
-"""The CP-SAT objectives of the built-in tilers: fewest tiles, smallest tiles, a seeded mix."""
-
-STRATEGY_OPTION = OptionSpec("strategy", str, "max", choices=TILING_STRATEGIES,
-                             help="CP-SAT objective: fewest tiles (max), smallest tiles (min), seeded mix (random-max)")
-"""The built-in tilers' one option (``--tiling-strategy`` sets it)."""
-
-
-FUSION_OPTION = OptionSpec("fusion", str, "auto", choices=("none", "auto"),
-                           help="none: every layer tiled alone; auto: chains of layers tiled as one pattern, their "
-                                "intermediate tiles kept in the compute level, where that moves fewer bytes")
-"""The built-in tilers' fused (multi-layer) tiling (``--fusion`` sets it)."""
+TILER_OPTIONS = TilerOptions.option_specs()
+"""The built-in tilers' options (``strategy``: ``--tiling-strategy``; ``fusion``: ``--fusion``), made from the
+option fields of :class:`~deeploy_core.tiling.tiler_options.TilerOptions`, which also gives their defaults."""
 
 
 def _tiler(buffering: str, name: str) -> Callable[..., TilerDeployerWrapper]:
-    def make(deployer: Deployer | DeployerWrapper, allocator: object, strategy: str = "max",
-             fusion: str = "auto") -> TilerDeployerWrapper:
+    def make(deployer: Deployer | DeployerWrapper, allocator: object, **options: OptionValue) -> TilerDeployerWrapper:
         from deeploy_core.tiling.wrapper import TilerDeployerWrapper
 
-        return TilerDeployerWrapper(deployer, allocator, buffering=buffering, strategy=strategy, name=name,
-                                    fusion=fusion)
+        return TilerDeployerWrapper(deployer, allocator, TilerOptions.with_options(name, buffering, options))
 
     return make
 
@@ -97,8 +87,8 @@ def _tiler(buffering: str, name: str) -> Callable[..., TilerDeployerWrapper]:
 def register_tilers(register: Callable[[TilerExtension], None]) -> None:
     """Layer-wise CP-SAT tiling with one or two buffers per tile."""
     register(TilerExtension(name=SINGLE_BUFFERING, factory=_tiler("single", SINGLE_BUFFERING), buffering="single",
-                            options=(STRATEGY_OPTION, FUSION_OPTION),
+                            options=TILER_OPTIONS,
                             description="CP-SAT layer-wise tiling, one buffer per tile (built in)"))
     register(TilerExtension(name=DOUBLE_BUFFERING, factory=_tiler("double", DOUBLE_BUFFERING), buffering="double",
-                            options=(STRATEGY_OPTION, FUSION_OPTION),
+                            options=TILER_OPTIONS,
                             description="CP-SAT layer-wise tiling, next tile fetched during compute (built in)"))

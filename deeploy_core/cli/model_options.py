@@ -8,13 +8,14 @@ from typing import Any, Callable
 import click
 
 from deeploy_core.api import CompileOptions
-from deeploy_core.builtin.plugin import DEFAULT_ALLOCATOR
+from deeploy_core.builtin.plugin import BUFFERING_TILERS, DEFAULT_ALLOCATOR
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.importer import read_model
 from deeploy_core.frontend.input_shapes import parse_input_shape
 from deeploy_core.ir import DataType
 from deeploy_core.ir.dtypes import UnsupportedTypeError, from_name
 from deeploy_core.options.assignments import parse_option_text
+from deeploy_core.tiling.tiler_options import FUSION_MODES
 from deeploy_core.validate.data import input_types_from_data
 from deeploy_core.cli.byte_size import HELP as BYTES_HELP, ByteSize
 from deeploy_core.cli.model_argument import ModelPath
@@ -57,14 +58,14 @@ def selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "e.g. pulp-cluster's); turns tiling on."),
         click.option("--cores", "cores", type=click.IntRange(1), default=None, metavar="N",
                      help="Cores of a cluster platform: the platform's option cores (pulp-cluster: default 8)."),
-        click.option("--buffering", type=click.Choice(["single", "double"]), default=None,
+        click.option("--buffering", type=click.Choice(list(BUFFERING_TILERS)), default=None,
                      help="Tile buffers per streamed tensor: a shorthand for --tiler single-buffering|double-buffering "
                           "(double fetches the next tile while the current one computes; turns tiling on). "
                           "Default: the tiler's own scheme, single for the default tiler."),
         click.option("--tiling-strategy", default=None, metavar="STRATEGY",
                      help="The tiler's option strategy; the built-in tilers' CP-SAT objective: fewest tiles (max, "
                           "their default), smallest tiles (min), seeded mix (random-max)."),
-        click.option("--fusion", type=click.Choice(["none", "auto"]), default=None,
+        click.option("--fusion", type=click.Choice(list(FUSION_MODES)), default=None,
                      help="The tiler's option fusion: the built-in tilers fuse chains of layers into one tile loop "
                           "whose intermediate tiles stay in L1 where that moves fewer bytes (auto, their default), or "
                           "tile every layer alone (none)."),

@@ -2,7 +2,6 @@
 
 from deeploy_core.compilation.allocator import Allocator
 from deeploy_core.compilation.code_additions import CodeAdditions
-from deeploy_core.compilation.options import read_deployer_options
 from deeploy_core.compilation.results import Results
 from deeploy_core.compilation.settings import CompileSettings
 from deeploy_core.compilation.state import Compilation
@@ -16,5 +15,4 @@ __all__ = [
     "ExtensionOptions",
     "ExtensionValues",
     "Results",
-    "read_deployer_options",
 ]

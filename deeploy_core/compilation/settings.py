@@ -17,9 +17,13 @@ class CompileSettings:
 
     These are the options the core itself acts on (front end, lowering,
     emission, the wrappers every memory level and tiler shares); they are
-    fixed before the first stage runs, hence frozen.  Options that belong to
-    one extension (a cluster's core count, a tiler's strategy, level sizes)
-    are not here: each extension declares them and receives their values
+    fixed before the first stage runs, hence frozen.  The caller builds one
+    (:func:`~deeploy_core.api.compile_model` from its ``CompileOptions``), the
+    composer hands it to the platform's factory as its first argument, and the
+    factory to its deployer (``NetworkDeployer(platform, settings)``): one
+    object all the way, never loose keywords.  Options that belong to one
+    extension (a cluster's core count, a tiler's strategy, level sizes) are
+    not here: each extension declares them and receives their values
     (:class:`~deeploy_core.options.resolved.ExtensionOptions`).
     """
 
@@ -41,3 +45,13 @@ class CompileSettings:
     """The compute-level offsets of every tiled layer's blocks, reused together with :attr:`tiling_solution`."""
     c_api: NetworkApi = DEFAULT_API
     """Names, arena ownership and sections of the generated C API (``--prefix``, ``--arena``, ``--*-section``)."""
+
+    def __post_init__(self) -> None:
+        # Each setting in its declared form, and copied: a caller's dict or list never aliases the frozen settings.
+        object.__setattr__(self, "input_shapes", {str(name): tuple(int(extent) for extent in shape)
+                                                  for name, shape in self.input_shapes.items()})
+        object.__setattr__(self, "input_types", dict(self.input_types))
+        object.__setattr__(self, "network_name", str(self.network_name) if self.network_name else None)
+        object.__setattr__(self, "code_transformations", tuple(str(name) for name in self.code_transformations))
+        if self.memory_hierarchy_file is not None:
+            object.__setattr__(self, "memory_hierarchy_file", Path(self.memory_hierarchy_file))

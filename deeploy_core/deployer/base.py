@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from deeploy_core.compilation import Compilation, read_deployer_options
+from deeploy_core.compilation import Compilation, CompileSettings
 from deeploy_core.deployer.stages import StageDriver
 
 
@@ -17,14 +17,16 @@ class Deployer(StageDriver, abc.ABC):
     never by subclassing the platform deployer, so that any platform composes
     with any memory-level policy and tiler.  The deployer creates the one
     :class:`~deeploy_core.compilation.Compilation` that every wrapper around it
-    shares; its keyword options are read into that compilation's typed
-    settings here, once.
+    shares, holding the core's :class:`~deeploy_core.compilation.CompileSettings`
+    it is given (the defaults when None): the platform's factory receives them
+    as one object and passes them on.
     """
 
     platform_name: str = ""
 
-    def __init__(self, **options: Any) -> None:
-        self._compilation = Compilation(platform_name=self.platform_name, settings=read_deployer_options(options))
+    def __init__(self, settings: CompileSettings | None = None) -> None:
+        self._compilation = Compilation(platform_name=self.platform_name,
+                                        settings=settings if settings is not None else CompileSettings())
 
     @property
     def compilation(self) -> Compilation:

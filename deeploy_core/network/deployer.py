@@ -3,13 +3,12 @@
 A platform plugin usually needs no deployer code of its own: it describes its
 engines, op mappings, C runtime and lowering passes as a
 :class:`~deeploy_core.platform.Platform` and registers
-``NetworkDeployer(platform)`` through the platform hook.
+``NetworkDeployer(platform, settings)`` through the platform hook.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx_graphsurgeon as gs
@@ -28,6 +27,7 @@ from deeploy_core.codegen.network_files import (
     emit_weights,
 )
 from deeploy_core.codegen.selection import PluginTransformation, create_selected
+from deeploy_core.compilation import CompileSettings
 from deeploy_core.deployer.base import Deployer
 from deeploy_core.errors import DeeployError
 from deeploy_core.frontend.claims import op_claims
@@ -62,16 +62,17 @@ from deeploy_core.report import network_report
 class NetworkDeployer(Deployer):
     """Runs frontend → lowering → parse → bind (+ arena plan) → generate for one platform.
 
-    Everything it computes goes into its :attr:`compilation`; its options are
+    Everything it computes goes into its :attr:`compilation`; its settings are
     the core's :class:`~deeploy_core.compilation.CompileSettings` (input shapes
-    and types, quantization, network name, selected code transformations).  The
+    and types, quantization, network name, selected code transformations),
+    which the platform's factory receives and passes on.  The
     composer sets the compilation's ``allocator`` and ``host`` (for operator and
     code-transformation extensions); operator plugins' mappers join the
     platform's in ``parse`` and their C files the runtime in ``generate``.
     """
 
-    def __init__(self, platform: Platform, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, platform: Platform, settings: CompileSettings | None = None) -> None:
+        super().__init__(settings)
         self.compilation.platform = platform
         self.compilation.platform_name = platform.name
         check_placement(self.compilation.settings.c_api, platform.placement, platform.name)  # before any work

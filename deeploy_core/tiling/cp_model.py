@@ -28,8 +28,9 @@ into "runs, reading its weights from L2".
 
 The objective covers every layer: ``max`` wants the fewest tiles (largest
 tiles) over all layers, ``min`` the smallest tiles, ``random-max`` fewest tiles
-with seeded random layer weights.  One worker, a fixed seed and a deterministic
-time limit make the answer reproducible.
+with seeded random layer weights (the names are listed, with their meanings, in
+:data:`deeploy_core.tiling.tiler_options.STRATEGIES`).  One worker, a fixed
+seed and a deterministic time limit make the answer reproducible.
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ else:
 from deeploy_core.allocation.model_contribution import ModelBlock, ModelPlacement, TilingModelAllocator
 from deeploy_core.tiling.geometry import Extent
 
-STRATEGIES = ("max", "min", "random-max")
 TABLE_BLOCK = "table"
 EXTRA_BLOCK = "(extra)"
 """Model blocks for the tiling table and for the constant bytes (scratch probes, alignment slack)."""

@@ -3,7 +3,8 @@
 The steps (building and solving the CP model in :mod:`.solving`, building tiles
 and placing them in :mod:`.placing`) are functions of one :class:`TilerSetup`
 instead of methods of the tiler wrapper, so that the wrapper only orders them
-and each step can be read, and tested, on its own.
+and each step can be read, and tested, on its own.  The tiler's own settings are one
+:class:`~.tiler_options.TilerOptions`.
 """
 
 from __future__ import annotations
@@ -23,33 +24,7 @@ from deeploy_core.tiling.constraints import tile_constraint_of
 from deeploy_core.tiling.geometry import TileConstraint
 from deeploy_core.tiling.parallel import ClusterParallelism
 from deeploy_core.tiling.state import TilingState
-
-BUFFERING_SLOTS = {"single": 1, "double": 2}
-"""Buffers per streamed tensor in the compute level, by buffering scheme."""
-FUSION_MODES = ("none", "auto")
-"""``none``: every layer tiled alone; ``auto``: chains fused where the tiler's cost says it pays."""
-
-
-@dataclass(frozen=True)
-class TilerOptions:
-    """The tiler's configuration: its name, search strategy, buffering, fusion, seed and deterministic limit."""
-
-    name: str = "tiler"
-    strategy: str = "max"
-    buffering: str = "single"
-    fusion: str = "auto"
-    seed: int = 0
-    time_limit: float = 10.0
-
-    def __post_init__(self) -> None:
-        if self.buffering not in BUFFERING_SLOTS:
-            raise DeeployError(f"unknown buffering {self.buffering!r} (single or double)")
-        if self.fusion not in FUSION_MODES:
-            raise DeeployError(f"unknown fusion {self.fusion!r} ({' or '.join(FUSION_MODES)})")
-
-    @property
-    def slots(self) -> int:
-        return BUFFERING_SLOTS[self.buffering]
+from deeploy_core.tiling.tiler_options import TilerOptions
 
 
 @dataclass

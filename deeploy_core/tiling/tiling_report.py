@@ -7,7 +7,6 @@ and the compile's context, so that the wrapper only hands them over.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from deeploy_core.ir import BufferKind, NetworkContext
@@ -20,16 +19,7 @@ from deeploy_core.tiling.parallel import ClusterParallelism
 from deeploy_core.tiling.report_entries import buffer_entry, cluster_entry
 from deeploy_core.tiling.solution import TilingSolution
 from deeploy_core.tiling.state import TilingState
-
-
-@dataclass(frozen=True)
-class TilerSettings:
-    """The tiler's configuration as the report names it."""
-
-    name: str
-    strategy: str
-    buffering: str
-    fusion: str
+from deeploy_core.tiling.tiler_options import TilerOptions
 
 
 def memory_level_report(state: TilingState, ctxt: NetworkContext, hierarchy: MemoryHierarchy, arena_bytes: int,
@@ -58,7 +48,7 @@ def layer_offsets(state: TilingState, level: str, layer_name: str) -> dict[str, 
 
 
 def tiling_report(state: TilingState, ctxt: NetworkContext, hierarchy: MemoryHierarchy, solution: TilingSolution,
-                  settings: TilerSettings, parallelism: ClusterParallelism | None,
+                  options: TilerOptions, parallelism: ClusterParallelism | None,
                   whole_axes_of: Callable[[Layer], dict[int, str]]) -> dict[str, Any]:
     """``report["tiling"]``: per tiled layer its tiles, traffic, buffers, tables and whole axes; the patterns."""
     level = hierarchy.compute_level
@@ -75,14 +65,14 @@ def tiling_report(state: TilingState, ctxt: NetworkContext, hierarchy: MemoryHie
             "table_level": level if layout.table_offset is not None else hierarchy.default_level,
             "read_in_place": [tiled.layer.node.inputs[index].name for index in sorted(layout.home_inputs)],
             "whole_axes": {str(axis): why for axis, why in sorted(whole_axes_of(tiled.layer).items())},
-            "buffering": settings.buffering, "buffers": buffer_entry(layout),
+            "buffering": options.buffering, "buffers": buffer_entry(layout),
             **(cluster_entry(tiled, split, parallelism.cores) if parallelism is not None else {})})
     return {
-        "tiler": settings.name, "strategy": settings.strategy, "buffering": settings.buffering,
+        "tiler": options.name, "strategy": options.strategy, "buffering": options.buffering,
         "compute_level": level, "solution": solution.to_json(),
         "memory_map": {name: dict(layer_offsets(state, level, name)) for name in sorted(state.layouts)},
         "layers": layers,
-        "fusion": settings.fusion,
+        "fusion": options.fusion,
         "patterns": [pattern_entry(pattern, state.pattern_costs[pattern.key]) for pattern in state.patterns],
     }
 

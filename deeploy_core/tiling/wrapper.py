@@ -37,8 +37,9 @@ from deeploy_core.tiling.solution import TilingSolution
 from deeploy_core.tiling.solving import axes_kept_whole, layer_models
 from deeploy_core.tiling.state import TilingState, TilingTimes
 from deeploy_core.tiling.tiled_code import TiledLayerCode
-from deeploy_core.tiling.tiler_setup import BUFFERING_SLOTS, FUSION_MODES, TilerOptions, TilerSetup
-from deeploy_core.tiling.tiling_report import TilerSettings, tiling_report
+from deeploy_core.tiling.tiler_options import BUFFERING_SLOTS, FUSION_MODES, TilerOptions
+from deeploy_core.tiling.tiler_setup import TilerSetup
+from deeploy_core.tiling.tiling_report import tiling_report
 from deeploy_core.tiling.traffic import level_peaks, network_traffic
 
 __all__ = ["BUFFERING_SLOTS", "FUSION_MODES", "TilerDeployerWrapper", "TilingInfeasibleError",
@@ -48,19 +49,18 @@ __all__ = ["BUFFERING_SLOTS", "FUSION_MODES", "TilerDeployerWrapper", "TilingInf
 class TilerDeployerWrapper(DeployerWrapper):
     """Tiling for any memory-aware deployer; what it computes goes into the shared compilation's results.
 
-    Its configuration is one :class:`~.tiler_setup.TilerOptions` (buffering,
-    strategy, seed, time limit, name, fusion) and the allocator; the solution
-    and memory map to reuse come from the compile's settings.
+    Its configuration is one :class:`~.tiler_options.TilerOptions` (name,
+    strategy, buffering, fusion, seed, time limit; the defaults when None) and
+    the allocator; the solution and memory map to reuse come from the
+    compile's settings.
     """
 
-    def __init__(self, inner: ComposedDeployer, allocator: object, buffering: str = "single",
-                 strategy: str = "max", seed: int = 0, time_limit: float = 10.0, name: str = "tiler",
-                 fusion: str = "auto") -> None:
+    def __init__(self, inner: ComposedDeployer, allocator: object, options: TilerOptions | None = None) -> None:
         super().__init__(inner)
         if MemoryHierarchy not in self.compilation.results:
             raise DeeployError("the tiler needs a memory-aware deployer: choose a memory level (--memory-level)")
         # The tiler's own scheme, never a deployer option: one source of truth (--buffering only selects a tiler).
-        self.options = TilerOptions(name, strategy, buffering, fusion, seed, time_limit)
+        self.options = options if options is not None else TilerOptions()
         self.setup = TilerSetup(self.compilation, self.options, allocator)
         self.compilation.scratch_in_compute_level = True  # known before parsing: kernels pick tile-sized scratch
         settings = self.compilation.settings
@@ -105,10 +105,8 @@ class TilerDeployerWrapper(DeployerWrapper):
 
     def tiling_report(self) -> dict[str, Any]:
         """report.json's ``tiling`` (:func:`~deeploy_core.tiling.tiling_report.tiling_report`)."""
-        options = self.options
-        settings = TilerSettings(options.name, options.strategy, options.buffering, options.fusion)
         return tiling_report(self.setup.state, self.ctxt, self.setup.hierarchy,
-                             self.compilation.results[TilingSolution], settings, self.setup.parallelism,
+                             self.compilation.results[TilingSolution], self.options, self.setup.parallelism,
                              lambda layer: axes_kept_whole(self.setup, layer))
 
     # -- what tests and tools read of one compile --------------------------------------------------------

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from deeploy_core.plugin_api import PlatformExtension, hookimpl
 from deeploy_generic_c.names import PLATFORM_NAME
 
 if TYPE_CHECKING:  # the deployer imports numpy and ONNX: only when the platform is used
-    from deeploy_core.plugin_api import NetworkDeployer, Platform
+    from deeploy_core.plugin_api import CompileSettings, NetworkDeployer, Platform
 
 
-def make_deployer(**options: Any) -> NetworkDeployer:
-    """The platform's deployer; the platform data is built on first use (imports the op tables)."""
+def make_deployer(settings: CompileSettings) -> NetworkDeployer:
+    """The platform's deployer with the core's ``settings``; the platform data is built on first use (imports the op
+    tables)."""
     from deeploy_core.plugin_api import NetworkDeployer
     from deeploy_generic_c.platform import generic_c_platform
 
-    return NetworkDeployer(generic_c_platform(), **options)
+    return NetworkDeployer(generic_c_platform(), settings)
 
 
 def platform_data() -> Platform:

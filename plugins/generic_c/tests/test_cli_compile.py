@@ -127,6 +127,7 @@ def test_supported_ops_lists_the_float_table() -> None:
 
 def test_state_after_bind_restores_and_generates_the_same_code(tmp_path: Path) -> None:
     from deeploy_core.allocation import FirstFitAllocator
+    from deeploy_core.compilation import CompileSettings
     from deeploy_core.network.state import import_state
     from deeploy_core.network import NetworkDeployer
     from deeploy_generic_c.platform import generic_c_platform
@@ -137,7 +138,7 @@ def test_state_after_bind_restores_and_generates_the_same_code(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in (out / "state").iterdir()) == ["1-frontend", "2-lower", "3-parse", "4-bind", "5-generate"]
     assert "pickle" not in (out / "state" / "4-bind" / "state.json").read_text()
-    fresh = NetworkDeployer(generic_c_platform(), network_name="tiny")
+    fresh = NetworkDeployer(generic_c_platform(), CompileSettings(network_name="tiny"))
     compilation = fresh.compilation
     compilation.allocator, compilation.allocator_name, compilation.model = FirstFitAllocator(), "first-fit", str(model)
     assert import_state(compilation, out / "state" / "4-bind") == "bind"

@@ -33,7 +33,7 @@ class LevelPlatform:
     @hookimpl
     def register_platforms(self, register):
         platform = dataclasses.replace(generic_c_platform(), name="level-c", placement=LEVEL)
-        register(PlatformExtension(name="level-c", factory=lambda **options: NetworkDeployer(platform, **options),
+        register(PlatformExtension(name="level-c", factory=lambda settings: NetworkDeployer(platform, settings),
                                    description="generic C with the arena and constants in one run-time memory"))
 
 

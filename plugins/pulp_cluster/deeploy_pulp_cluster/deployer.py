@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from deeploy_core.plugin_api import GeneratedNetwork, MemoryHierarchy, NetworkDeployer, TilingView
+from deeploy_core.plugin_api import CompileSettings, GeneratedNetwork, MemoryHierarchy, NetworkDeployer, TilingView
 
 from deeploy_pulp_cluster.cost_model import CostModel, estimate_network
 from deeploy_pulp_cluster.defaults import DEFAULT_CORES
@@ -16,6 +14,7 @@ class ClusterDeployer(NetworkDeployer):
     """Adds ``report["cluster"]`` (cores, level sizes), ``report["estimate"]`` (the cost model, per layer) and
     ``report["estimated_cycles"]`` (its total).
 
+    ``settings`` are the core's, as the platform's factory received them;
     ``cores`` is the platform's option of that name.  The level sizes its
     runtime is configured with are those the memory level chose for this
     compile (``compilation.results[MemoryHierarchy]``: its own sizes, a
@@ -26,10 +25,11 @@ class ClusterDeployer(NetworkDeployer):
     :class:`~deeploy_core.tiling.view.TilingView` once the network is generated.
     """
 
-    def __init__(self, cores: int = DEFAULT_CORES, cost_model: CostModel | None = None, **settings: Any) -> None:
+    def __init__(self, settings: CompileSettings | None = None, cores: int = DEFAULT_CORES,
+                 cost_model: CostModel | None = None) -> None:
         self.cores = cores
         self.cluster_level_sizes = runtime_level_sizes(None)
-        super().__init__(pulp_cluster_platform(tuple(sorted(self.cluster_level_sizes.items())), cores), **settings)
+        super().__init__(pulp_cluster_platform(tuple(sorted(self.cluster_level_sizes.items())), cores), settings)
         self.cost_model = cost_model or CostModel()
 
     def frontend(self) -> None:

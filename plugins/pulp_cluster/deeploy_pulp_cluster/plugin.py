@@ -12,7 +12,7 @@ from deeploy_pulp_cluster.defaults import DEFAULT_CORES, DEFAULT_L3_BUFFERING, L
 from deeploy_pulp_cluster.names import MEMORY_LEVEL_NAME, PLATFORM_NAME
 
 if TYPE_CHECKING:  # the deployer imports numpy and ONNX: only when the platform is used
-    from deeploy_core.plugin_api import NetworkDeployer, Platform
+    from deeploy_core.plugin_api import CompileSettings, NetworkDeployer, Platform
 
 VERSION = "0.1.0"
 
@@ -26,11 +26,11 @@ L3_BUFFERING_OPTION = OptionSpec("l3_buffering", str, DEFAULT_L3_BUFFERING, choi
 """The memory level's option for the L3 -> L2 hop (``--l3-buffering`` sets it); ``--buffering`` is the L2 -> L1 hop's."""
 
 
-def make_deployer(cores: int = DEFAULT_CORES, **settings: Any) -> NetworkDeployer:
+def make_deployer(settings: CompileSettings, cores: int = DEFAULT_CORES) -> NetworkDeployer:
     """The deployer for the core count (option ``cores``) of this compile; the core's ``settings`` pass through."""
     from deeploy_pulp_cluster.deployer import ClusterDeployer
 
-    return ClusterDeployer(cores, **settings)
+    return ClusterDeployer(settings, cores)
 
 
 def platform_data() -> Platform:

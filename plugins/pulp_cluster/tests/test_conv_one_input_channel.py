@@ -25,7 +25,7 @@ from deeploy_core.tiling.cp_model import LayerModel
 from deeploy_core.tiling.parallel import split_layer
 from deeploy_core.tiling.tiles import build_tiles
 from deeploy_core.tiling.unit_layout import unit_blocks
-from deeploy_core.tiling.tiler_setup import BUFFERING_SLOTS
+from deeploy_core.tiling.tiler_options import BUFFERING_SLOTS
 
 L1_DEFAULT = 65536
 

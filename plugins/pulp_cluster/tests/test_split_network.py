@@ -82,6 +82,7 @@ def test_split_views_survive_a_saved_state(tmp_path: Path) -> None:
     import sys
 
     from deeploy_core.allocation import FirstFitAllocator
+    from deeploy_core.compilation import CompileSettings
     from deeploy_core.network import NetworkDeployer
     from deeploy_core.network.state import import_state
     from deeploy_generic_c.platform import generic_c_platform
@@ -92,7 +93,7 @@ def test_split_views_survive_a_saved_state(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "deeploy_core", "compile", str(model), "-o", str(out), "--dump-state"],
                             capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
-    fresh = NetworkDeployer(generic_c_platform(), network_name="split")
+    fresh = NetworkDeployer(generic_c_platform(), CompileSettings(network_name="split"))
     compilation = fresh.compilation
     compilation.allocator, compilation.allocator_name, compilation.model = FirstFitAllocator(), "first-fit", str(model)
     assert import_state(compilation, out / "state" / "4-bind") == "bind"

@@ -17,7 +17,7 @@ class Crashing:
 
 @hookimpl
 def register_platforms(register):
-    register(PlatformExtension(name="none-platform", factory=lambda **options: None, description="makes None"))
+    register(PlatformExtension(name="none-platform", factory=lambda settings: None, description="makes None"))
 
 
 @hookimpl
