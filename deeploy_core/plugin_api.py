@@ -39,7 +39,7 @@ The contract
 
 What is in it
     Only what a plugin of some kind needs, measured from the bundled plugins,
-    ``examples/operator-plugin`` and the ``new-plugin`` template: 61 names.  The
+    ``examples/operator-plugin`` and the ``new-plugin`` template: 60 names.  The
     tiler's internals are not among them; a plugin that needs a tiling's
     results (the cluster's cost model) reads them through the read-only
     :class:`TilingView`.  Version 2.0 narrowed the 1.x surface of 104 names:
@@ -112,8 +112,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "deeploy_core.tiling.transfers": ("TransferPrimitives", "HOST_MEMCPY"),
     "deeploy_core.tiling.parallel": ("ClusterParallelism",),
     # static allocation
-    "deeploy_core.allocation": ("AllocationBlock", "AllocationProblem", "AllocationSolution", "ModelBlock",
-                                "stack_in_order"),
+    "deeploy_core.allocation": ("AllocationBlock", "AllocationProblem", "AllocationSolution", "ModelBlock"),
     # graph passes
     "deeploy_core.passes": ("Pass", "Modifies", "OpChainPattern", "Subgraph", "SubgraphTransformation"),
     # deployers, the core's settings they are made with, and what they produce
@@ -138,7 +137,6 @@ if TYPE_CHECKING:  # the lazily imported names, for type checkers (tests/test_pl
     from deeploy_core.allocation import AllocationProblem as AllocationProblem
     from deeploy_core.allocation import AllocationSolution as AllocationSolution
     from deeploy_core.allocation import ModelBlock as ModelBlock
-    from deeploy_core.allocation import stack_in_order as stack_in_order
     from deeploy_core.codegen.execution_block import ExecutionBlock as ExecutionBlock
     from deeploy_core.codegen.literals import c_array_values as c_array_values
     from deeploy_core.compilation.settings import CompileSettings as CompileSettings

@@ -8,6 +8,7 @@ tested on instance files (``id,lower,upper,size``) without a network at hand.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -78,6 +79,19 @@ class AllocationProblem:
             offsets[block.id] = candidate
             placed.append((block, candidate))
         return AllocationSolution(offsets=offsets)
+
+    def stacked(self, order: Sequence[str]) -> dict[str, int]:
+        """Offsets of the blocks placed in ``order``, each directly above the earlier ones alive at the same time.
+
+        The Tetris placement rule, as a method of the problem so that an allocator plugin needs no helper
+        function from the core (the plugin API stays one name smaller); blocks ``order`` leaves out follow it in
+        id order.
+        """
+        from deeploy_core.allocation.model_contribution import stack_in_order
+
+        sizes = {block.id: block.size for block in self.blocks}
+        lifetimes = {block.id: (block.lower, block.upper) for block in self.blocks}
+        return stack_in_order(order, sizes, lifetimes, self.alignment)
 
 
 @dataclass(frozen=True)

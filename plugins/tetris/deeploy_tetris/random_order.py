@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import random
 
-from deeploy_core.plugin_api import AllocationProblem, AllocationSolution, stack_in_order
+from deeploy_core.plugin_api import AllocationProblem, AllocationSolution
 
 
 def tetris_offsets(problem: AllocationProblem, order: list[str]) -> dict[str, int]:
     """Offsets of the Tetris placement of ``problem``'s blocks in ``order``."""
-    sizes = {block.id: block.size for block in problem.blocks}
-    lifetimes = {block.id: (block.lower, block.upper) for block in problem.blocks}
-    return stack_in_order(order, sizes, lifetimes, problem.alignment)
+    return problem.stacked(order)
 
 
 def peak_of(problem: AllocationProblem, offsets: dict[str, int]) -> int:
