@@ -181,3 +181,25 @@ def test_network_c_of_real_networks_reads_like_hand_written_c(name: str, options
     assert once_loops(source) == []
     assert indentation_problems(source) == []
     assert source.count("#include <stdint.h>") == 1
+
+
+@pytest.mark.parametrize("options", [
+    CompileOptions(platform="generic-c"),
+    CompileOptions(platform="pulp-cluster", level_sizes={"L1": 16000}, buffering="double"),
+], ids=["generic-c", "pulp-tiled"])
+def test_every_peer_network_c_reads_like_hand_written_c(options: CompileOptions, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same three rules on every peer network (one compile each, about 7 s for both configurations)."""
+    monkeypatch.delenv("DEEPLOY_CORE_PLUGINS", raising=False)
+    root = peer_tests_root()
+    if root is None:
+        pytest.skip("needs Deeploy's peer tests in ../shared/peer-tests/deeploy")
+    host = PluginHost.discover()
+    problems = {}
+    for peer in find_peer_tests(root):
+        peer_options = CompileOptions(**{**options.__dict__, "input_types": peer.input_types()})
+        source = str(compile_model(peer.model, peer_options, host)[1].files["Network.c"])
+        found = ([line for line in source.split("\n") if len(line) > MAX_COLUMNS] + once_loops(source)
+                 + indentation_problems(source))
+        if found:
+            problems[peer.name] = found[:2]
+    assert problems == {}
