@@ -19,7 +19,11 @@ where C's grammar makes the change meaning-preserving:
   continues eight columns deeper; a comment broken in two is closed and
   reopened (every comment closes on its line); a preprocessor line continues
   with ``\\``;
-* an ``#include`` repeated later in the file is dropped.
+* an ``#include`` repeated later in the file is dropped;
+* ``* 1`` goes wherever it multiplies (``x * 1`` is ``x``, floats included), and
+  ``+ 0`` / ``0 +`` and parentheses around one name go inside subscripts, whose
+  arithmetic is integer (outside them ``-0.0f + 0`` is ``+0.0f``, so a float
+  ``+ 0`` stays).
 
 Comments, string and character literals and preprocessor lines are never
 changed inside: every step reads a *code view* of the text, the same text with
@@ -32,6 +36,7 @@ on every compile, so its cost is part of every test and every user's build.  The
 
 from __future__ import annotations
 
+import bisect
 import re
 
 MAX_COLUMNS = 120
@@ -50,6 +55,7 @@ def tidy_c(text: str) -> str:
     """``text`` with once-loops unrolled, includes once, indentation by structure and lines of at most 120 columns."""
     text = _drop_repeated_includes(text)
     text = _unroll_once_loops(text)
+    text = _drop_identity_terms(text)
     lines = _reindent(text.split("\n"))
     for _ in range(4):  # a wrapped line's continuation takes the indentation its structure gives it, once more
         wrapped = _wrap(lines)
@@ -237,6 +243,66 @@ def _loop_pragmas_start(text: str, loop_start: int) -> int:
     return start
 
 
+# -- identity terms ------------------------------------------------------------------------------------------
+
+
+_TIMES_ONE = re.compile(r" \* 1(?![\w.])")
+"""``* 1`` after an operand, ``1`` a whole literal (not ``10``, ``1.5f``, ``1u``): multiplication binds tightest of
+the binary operators and is left-associative, so ``(a ... * b) * 1`` is always ``a ... * b``."""
+_PLUS_ZERO = re.compile(r" \+ 0(?= *[)\]+\-,;])")
+"""``+ 0`` ending an additive term (what follows binds no tighter than ``+``: never ``+ 0 * c``)."""
+_ZERO_PLUS = re.compile(r"\[0 \+ (?=[\w(])")
+_ONE_NAME_IN_PARENTHESES = re.compile(r"\[\((\w+)\)\]")
+
+
+def _subscript_spans(view: str) -> list[tuple[int, int]]:
+    """The spans of code inside square brackets, outermost (nested subscripts lie inside them)."""
+    spans, depth, start = [], 0, 0
+    for match in re.finditer(r"[\[\]]", view):
+        if match.group(0) == "[":
+            if depth == 0:
+                start = match.end()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, match.start()))
+    return spans
+
+
+def _after_operand(view: str, position: int) -> bool:
+    """Whether the code just before ``position`` ends an operand (a name, a literal, ``)`` or ``]``)."""
+    return position > 0 and (view[position - 1].isalnum() or view[position - 1] in "_)]")
+
+
+def _drop_identity_terms(text: str) -> str:
+    """``text`` without ``* 1`` and, in subscripts, without ``+ 0``, ``0 +`` and then ``(name)`` parentheses.
+
+    The patterns start with a fixed string (fast to search for); what must precede them is checked here.
+    """
+    view = code_view(text)
+    cuts = [(m.start(), m.end(), "") for m in _TIMES_ONE.finditer(view) if _after_operand(view, m.start())]
+    cuts += [(m.start() + 1, m.end(), "") for m in _ZERO_PLUS.finditer(view)]
+    spans = _subscript_spans(view)
+    starts = [start for start, _ in spans]
+    for match in _PLUS_ZERO.finditer(view):
+        index = bisect.bisect_right(starts, match.start()) - 1
+        if index >= 0 and match.end() <= spans[index][1] and _after_operand(view, match.start()):
+            cuts.append((match.start(), match.end(), ""))
+    text = _rewrite(text, cuts)
+    names = [(m.start(), m.end(), f"[{m.group(1)}]") for m in _ONE_NAME_IN_PARENTHESES.finditer(code_view(text))]
+    return _rewrite(text, names)
+
+
+def _rewrite(text: str, cuts: list[tuple[int, int, str]]) -> str:
+    """``text`` with each span ``(start, end)`` replaced by its string (spans do not overlap)."""
+    pieces, previous = [], 0
+    for start, end, replacement in sorted(cuts):
+        pieces += [text[previous:start], replacement]
+        previous = end
+    return "".join(pieces) + text[previous:]
+
+
 # -- indentation ---------------------------------------------------------------------------------------------
 
 
@@ -278,7 +344,7 @@ def _reindent(lines: list[str]) -> list[str]:
         if (parens > 0 or continues) and not stripped.startswith(("/*", "}")):
             extra = INDENT if control else CONTINUATION  # the body of a brace-less for/if/while is one level in
         result.append(INDENT * level + extra + stripped.rstrip())
-        for brace in _BRACES.finditer(view):
+        for brace in _BRACES.finditer(view) if "{" in view or "}" in view else ():
             if brace.group(0) == "}":
                 if braces:
                     braces.pop()
