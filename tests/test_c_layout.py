@@ -161,7 +161,7 @@ int main(void) {
     int x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     int r = 1, j = 2, c = 3;
     float f = -0.0f;
-    int a = x[(r + 0)] * 1 + x[0 + j] + x[r * 1 + 0] + x[j + 0 * c] * 10; /* keep * 1 and + 0 here */
+    int a = x[(r + 0)] * 1 + x[0 + j] + x[r * 1 + 0] + x[j + 0 * c] * 10 + x[0 + 0]; /* keep * 1 and + 0 */
     float g = f + 0;
     printf("%d %d %s\n", a, (int)(1.5f * 1), g == 0.0f && (1.0f / g) > 0 ? "+0" : "-0");
     return 0;
@@ -173,10 +173,10 @@ def test_identity_terms_go_where_they_change_nothing(tmp_path: Path) -> None:
     """``* 1`` everywhere, ``+ 0``/``0 +``/``(name)`` in subscripts; never ``+ 0 * c``, a literal's digits, a comment
     or a float ``+ 0`` (``-0.0f + 0`` is ``+0.0f``)."""
     tidy = tidy_c(IDENTITY_SNIPPET)
-    assert "int a = x[r] + x[j] + x[r] + x[j + 0 * c] * 10; /* keep * 1 and + 0 here */" in tidy, tidy
+    assert "int a = x[r] + x[j] + x[r] + x[j + 0 * c] * 10 + x[0]; /* keep * 1 and + 0 */" in tidy, tidy
     assert "float g = f + 0;" in tidy and "(int)(1.5f)" in tidy
     assert compile_and_run(IDENTITY_SNIPPET, tmp_path, "before") == compile_and_run(tidy, tmp_path, "after")
-    assert compile_and_run(tidy, tmp_path, "again") == "37 1 +0\n"
+    assert compile_and_run(tidy, tmp_path, "again") == "38 1 +0\n"
 
 
 def peer_network_c(name: str, options: CompileOptions) -> str:

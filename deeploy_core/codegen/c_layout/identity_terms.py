@@ -62,9 +62,12 @@ def drop_identity_terms(text: str) -> str:
 
 
 def _rewrite(text: str, cuts: list[tuple[int, int, str]]) -> str:
-    """``text`` with each span ``(start, end)`` replaced by its string (spans do not overlap)."""
+    """``text`` with each span ``(start, end)`` replaced by its string; of two overlapping spans the first wins
+    (``[0 + 0]``: both ``0 +`` and ``+ 0`` match, and only one may go)."""
     pieces, previous = [], 0
     for start, end, replacement in sorted(cuts):
+        if start < previous:
+            continue
         pieces += [text[previous:start], replacement]
         previous = end
     return "".join(pieces) + text[previous:]
