@@ -53,3 +53,17 @@ def test_integer_literals() -> None:
     assert c_array_values(np.array([-128, 127], np.int8)) == "-128, 127"
     assert c_array_values(np.array([-(2**31)], np.int32)) == "(-2147483647 - 1)"
     assert c_array_values(np.array([5], np.int64)) == "INT64_C(5)"
+
+
+def test_long_names_keep_head_and_tail_and_collisions_are_numbered_not_hashed() -> None:
+    """Exporters put what tells tensors apart at the end of long names; the identifier keeps it (issue 34)."""
+    mangler = CNameMangler()
+    first = mangler.mangle("/model/0/ql_replaced_integerize/bn2d_unsigned/Constant_1_output_0", "w")
+    second = mangler.mangle("/model/0/ql_replaced_integerize/bn2d_unsigned/Constant_2_output_0", "w")
+    assert first == "dc_w_model_0_ql_repla__d_unsigned_constant_1_output_0"
+    assert second.endswith("constant_2_output_0")
+    twins = [mangler.mangle(prefix + "_" + "x" * 60, "w") for prefix in ("a", "a")]  # the same name: one identifier
+    assert twins[0] == twins[1]
+    cousins = [mangler.mangle(prefix + "_" + "y" * 60, "w") for prefix in ("b", "b!")]  # shortened alike: numbered
+    assert cousins[1] == cousins[0] + "_2"
+    assert all(len(name) <= len("dc_w_") + 48 + 2 for name in (first, second, *cousins))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.arena_views import padded_bytes, typed_address, union_definition, union_members
+from deeploy_core.codegen.c_layout import tidy_c
 from deeploy_core.codegen.c_linkage import C_LINKAGE_CLOSE, C_LINKAGE_OPEN
 from deeploy_core.codegen.execution_block import ExecutionBlock
 from deeploy_core.codegen.profile_marks import profile_declaration, profile_macro, profile_mark_call
@@ -419,4 +420,4 @@ def emit_source(
     lines.append(f"    {profile_mark_call(len(blocks))}")
     lines.append("}")
     lines.append("")
-    return "\n".join(lines)
+    return tidy_c("\n".join(lines))

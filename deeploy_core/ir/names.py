@@ -10,7 +10,6 @@ C verbatim.  Comments use :func:`c_comment_text`.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 
 C_KEYWORDS = frozenset(
@@ -20,14 +19,23 @@ C_KEYWORDS = frozenset(
     bool true false NULL main""".split()
 )
 _MAX_STEM = 48
+_STEM_HEAD = 16
+"""A long name keeps its first ``_STEM_HEAD`` characters and its end, where exporters put what tells tensors apart
+(``.../conv2d_3/BiasAdd``, ``..._weight``, ``..._output_0``)."""
 
 
 def _stem(name: str) -> str:
+    """``name`` as the lower-case ASCII letters, digits and underscores of a C identifier, at most 48 of them.
+
+    A longer name keeps its head and tail with a double underscore where the middle was cut; no hash is added:
+    when two names shorten to the same stem, :class:`CNameMangler` numbers the second (a hash only to break a
+    collision, issue 34).
+    """
     ascii_only = name.encode("ascii", "ignore").decode()
     stem = re.sub(r"[^A-Za-z0-9]+", "_", ascii_only).strip("_").lower()
     if len(stem) > _MAX_STEM:
-        digest = hashlib.sha1(name.encode()).hexdigest()[:8]
-        stem = f"{stem[: _MAX_STEM - 9]}_{digest}"
+        tail = stem[-(_MAX_STEM - _STEM_HEAD - 2):].lstrip("_")
+        stem = f"{stem[:_STEM_HEAD].rstrip('_')}__{tail}"
     return stem or "t"
 
 
