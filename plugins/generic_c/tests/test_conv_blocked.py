@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 import pytest
 
-import deeploy_generic_c.ops._direct_conv as direct_conv
+import deeploy_generic_c.kernels.direct_conv as direct_conv
 import deeploy_generic_c.ops.linear as linear
 from deeploy_core.api import CompileOptions, validate_with_data
 from deeploy_core.plugins import PluginHost

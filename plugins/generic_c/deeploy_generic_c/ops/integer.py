@@ -16,11 +16,12 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
-from deeploy_generic_c.ops import _conv_kernels as conv_kernels
-from deeploy_generic_c.ops import _dot_rows as dot_rows
-from deeploy_generic_c.ops import _matmul_rows as matmul_rows
-from deeploy_generic_c.ops._window import convolution_window, sliding_window
+from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.kernels.offset_loops import offset_loops
+from deeploy_generic_c.kernels import integer_conv as conv_kernels
+from deeploy_generic_c.kernels import dot_rows as dot_rows
+from deeploy_generic_c.kernels import matmul_rows as matmul_rows
+from deeploy_generic_c.parsing.window import convolution_window, sliding_window
 
 
 def _integer(buffer: Buffer, what: str) -> None:
@@ -33,25 +34,6 @@ def _scalar(value: object) -> float:
     if isinstance(value, gs.Constant):
         value = value.values
     return float(np.asarray(value).reshape(-1)[0])
-
-
-def _loops(shape: list[int], strides: list[list[int]], body: str) -> str:
-    """Nested C loops over ``shape``; ``body`` uses o0, o1, … (operand offsets) and ``y`` (output index)."""
-    lines, indent = [], "    "
-    lines.append("{")
-    lines.append(f"{indent}int32_t y = 0;")
-    for axis, dim in enumerate(shape):
-        lines.append(f"{indent * (axis + 1)}for (int32_t i{axis} = 0; i{axis} < {dim}; ++i{axis}) {{")
-    depth = len(shape) + 1
-    for operand, operand_strides in enumerate(strides):
-        terms = " + ".join(f"i{axis} * {stride}" for axis, stride in enumerate(operand_strides) if stride) or "0"
-        lines.append(f"{indent * depth}const int32_t o{operand} = {terms};")
-    lines.append(f"{indent * depth}{body}")
-    lines.append(f"{indent * depth}++y;")
-    for axis in reversed(range(len(shape))):
-        lines.append(f"{indent * (axis + 1)}}}")
-    lines.append("}")
-    return "\n".join(lines)
 
 
 class IntegerBinaryParser(NodeParser):
@@ -72,7 +54,7 @@ class IntegerBinaryParser(NodeParser):
         symbol = self.SYMBOLS[node.op]
         work = "float" if y.dtype.is_float else "int32_t"
         body = f"{y.c_name}[y] = ({y.dtype.c_type})(({work}){a.c_name}[o0] {symbol} ({work}){b.c_name}[o1]);"
-        return {"code": _loops(shape, strides, body), "size": y.numel}
+        return {"code": offset_loops(shape, strides, body), "size": y.numel}
 
 
 class Requantisation:
@@ -392,7 +374,7 @@ class IntegerMatMulParser(NodeParser):
 
             product = matmul_rows.MatrixProduct(m, n, k, a, b, y, f"o0 * {m * k}", f"o1 * {k * n}", f"y * {m * n}",
                                                 False, matmul_store, _restrict_parameters(requant, bias_buffer))
-            return {"code": _loops(shape, [a_strides, b_strides], matmul_rows.kernel(product)),
+            return {"code": offset_loops(shape, [a_strides, b_strides], matmul_rows.kernel(product)),
                     "matmul_kernel": product.kind, "macs": macs, "size": y.numel, **extra}
         if requant is not None:
             store = requant.store(target, y.dtype.c_type, "acc", channel)
@@ -406,7 +388,7 @@ class IntegerMatMulParser(NodeParser):
         {store}
     }}
 }}"""
-        return {"code": _loops(shape, [a_strides, b_strides], body), "macs": macs, "size": y.numel, **extra}
+        return {"code": offset_loops(shape, [a_strides, b_strides], body), "macs": macs, "size": y.numel, **extra}
 
 
 class IntegerMaxPoolParser(NodeParser):

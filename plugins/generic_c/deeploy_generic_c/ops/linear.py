@@ -9,10 +9,10 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import HEADERS, broadcast_strides, c_float, int_array, single_binding
-from deeploy_generic_c.ops._direct_conv import DirectConv, direct_conv, takes_direct_path
-from deeploy_generic_c.ops._loops import SMALL_PRODUCT_MACS, gemm_loop, matmul_loop
-from deeploy_generic_c.ops._window import convolution_window
+from deeploy_generic_c.parsing.common import HEADERS, broadcast_strides, c_float, int_array, single_binding
+from deeploy_generic_c.kernels.direct_conv import DirectConv, direct_conv, takes_direct_path
+from deeploy_generic_c.kernels.loops import SMALL_PRODUCT_MACS, gemm_loop, matmul_loop
+from deeploy_generic_c.parsing.window import convolution_window
 
 
 CONV_SCRATCH_BYTES = 8192
@@ -30,7 +30,7 @@ into a 64 KiB L1 at all.  The choice depends on the input channels and the windo
 
 INLINE_PRODUCT_MACS = 32768
 """MatMuls with a multiple of 8 columns up to this many multiply-accumulates are loops in the layer too (beyond
-SMALL_PRODUCT_MACS): their blocks of two 4-float vector accumulators (_loops.py) stay in registers, run about as
+SMALL_PRODUCT_MACS): their blocks of two 4-float vector accumulators (kernels/loops.py) stay in registers, run about as
 fast as the blocked kernel's packing and tiles on operands this small (CCT_1_16_16_8's attention products,
 64 x 64 x 8 and 64 x 8 x 64: the network went from 1.24x to 1.23x of 080000f with gcc, 1.31x to 1.33x with
 clang) and cost ~150 bytes of code each instead of linking the ~4.6 KB blocked GEMM."""
@@ -68,7 +68,7 @@ def conv_scratch_floats(c: int, m: int, kh: int, kw: int, oh: int, ow: int, stri
 class ConvParser(NodeParser):
     """1-D or 2-D, any groups, explicit pads (auto_pad NOTSET/VALID/SAME_*), strides, dilations, optional bias.
 
-    Few output channels per group: a direct loop in the layer (ops/_direct_conv.py); otherwise runtime/src/conv.c's
+    Few output channels per group: a direct loop in the layer (ops/kernels/direct_conv.py); otherwise runtime/src/conv.c's
     bounded im2col and blocked GEMM, whose gather pays off only when many output channels reuse it.  Tiled builds
     (``ctxt.for_tiles``) keep the im2col path for every tile: the choice must not depend on a tile's channel count,
     or the tiler's scratch model (probed on the whole layer and the smallest tile) misses the im2col scratch of

@@ -14,7 +14,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation
-from deeploy_generic_c.ops._common import single_binding
+from deeploy_generic_c.parsing.common import single_binding
 from deeploy_generic_c.ops.integer import INLINE
 
 
