@@ -10,8 +10,9 @@ Mapper precedence
 The engine tries an op's mappers in order and takes the first whose parser and type checker accept the layer,
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
-the generated code).  Within one module, the order of its ``MAPPERS`` entry decides.  The op types that
-several modules map, in that order, with what each module's kernel takes
+the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
+subpackage (``conv``) assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it
+documents there.  The op types that several modules map, in that order, with what each module's kernel takes
 (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
@@ -29,7 +30,9 @@ Log, Reciprocal, Relu, Round,
 Sigmoid, Softplus, Sqrt, Tanh
 Max, Min                               elementwise (two float32 operands), then variadic (any number of inputs
                                        of one numeric type)
-Conv, Gemm, MatMul                     integer (integer operands), then linear (float32)
+Conv                                   conv, inside the family: conv.integer (integer operands), then
+                                       conv.float32
+Gemm, MatMul                           integer (integer operands), then linear (float32)
 MaxPool                                integer (integer data), then pooling (float32)
 ReduceSum, ReduceMean                  integer (integer data), then reduce (float32), then reduce_typed (the
                                        other element types)
@@ -68,6 +71,7 @@ FAMILIES: tuple[str, ...] = (
     "center_crop_pad",
     "col2im",
     "comparison",
+    "conv",
     "cumulative",
     "debug_print",
     "depth_space",

@@ -23,7 +23,7 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.kernels.offset_loops import offset_loops
-from deeploy_generic_c.ops.integer import INLINE
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 
 def _zero_point(node: gs.Node, ctxt: NetworkContext, index: int, count: int, vector_shapes: tuple[tuple[int, ...], ...],

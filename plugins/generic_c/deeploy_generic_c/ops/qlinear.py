@@ -66,7 +66,7 @@ from deeploy_generic_c.kernels.float32_rounding import HEADER as ROUNDING_HEADER
 from deeploy_generic_c.kernels.float32_rounding import Float32RoundingRequantiser
 from deeploy_generic_c.kernels.float_bias import FloatBiasRequantiser, float_bias
 from deeploy_generic_c.kernels.offset_loops import offset_loops
-from deeploy_generic_c.ops.integer import INLINE
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 try:  # engineer B's TFLite requantiser (fixed-point mode); without it, "tflite" nodes find no Conv/MatMul/Gemm kernel
     from deeploy_generic_c.kernels import tflite_requantiser as _tflite

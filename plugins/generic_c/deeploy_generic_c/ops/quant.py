@@ -22,7 +22,7 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.parsing.common import c_float, one_output_of
 from deeploy_generic_c.ops.dequant import float_attribute
-from deeploy_generic_c.ops.integer import INLINE
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 
 QUANT_SCHEMA = CustomOpSchema("Quant", types=one_output_of(TensorProto.INT8))

@@ -31,7 +31,8 @@ from deeploy_generic_c.parsing.dialect import (
     saturate_int8,
 )
 from deeploy_generic_c.parsing.scalar_parameters import ScalarParameters
-from deeploy_generic_c.ops.integer import ANY, INLINE, Requantisation
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
+from deeploy_generic_c.kernels.requantisation import Requantisation
 
 
 def quotient_statements(node: gs.Node, a: str, b: str) -> str:
