@@ -31,7 +31,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.validate import Toolchain
 from deeploy_generic_c import plugin as generic_c_plugin
-from deeploy_generic_c.ops._row_kernels import exact_isqrt
+from deeploy_generic_c.parsing.row_parameters import exact_isqrt
 from deeploy_pulp_cluster import plugin as pulp_cluster_plugin
 from tests.dialect_reference.rowwise import (
     c_div,

@@ -13,7 +13,7 @@ output is quantised, so "exactly" means 0 LSB.  Every layer must be integer
 (the DequantizeLinear that makes the float graph output excepted), also in
 the QCDQ dynamo export, whose biases Brevitas leaves float: exact mode's
 kernels add them to the int32 sum in float32, as ONNX Runtime adds them to
-its float sum (:mod:`deeploy_generic_c.ops.float_bias`).  Without the ``quant`` extra (torch, brevitas, qonnx) the tests
+its float sum (:mod:`deeploy_generic_c.kernels.float_bias`).  Without the ``quant`` extra (torch, brevitas, qonnx) the tests
 skip, saying which package is missing.
 """
 

@@ -30,7 +30,7 @@ FUSED_OP = "FusedElementwise"
 """The op type of a fused chain (a platform dialect op; its ``steps`` attribute is described in :func:`step_of`)."""
 
 BINARY_KERNELS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow", "Max": "max", "Min": "min"}
-"""ONNX op → the key of ``_loops.BINARY_EXPRESSIONS`` (the same C expressions as the unfused layers)."""
+"""ONNX op → the key of ``kernels.loops.BINARY_EXPRESSIONS`` (the same C expressions as the unfused layers)."""
 
 UNARY_OPS = ("Round", "Clip")
 

@@ -26,9 +26,9 @@ def _node_tests() -> OpVerification:
 def _node_tested_by_modules() -> list[str]:
     """Ops whose op module declares ``NODE_TESTED``: checked by ONNX's node tests only (new families add their ops
     there, next to their kernels, instead of to the list below)."""
-    from deeploy_generic_c.ops import _family_modules
+    from deeploy_generic_c.ops import family_modules
 
-    return [op for module in _family_modules() for op in getattr(module, "NODE_TESTED", ())]
+    return [op for module in family_modules() for op in getattr(module, "NODE_TESTED", ())]
 
 
 def _onnxruntime(how: str) -> OpVerification:

@@ -1,4 +1,4 @@
-"""Float Conv with bounded im2col (conv.c, ops/linear.py) against ONNX Runtime (issue 21, item 3).
+"""Float Conv with bounded im2col (conv.c, ops/conv/float32.py) against ONNX Runtime (issue 21, item 3).
 
 The layers here are small enough to take the direct loop (test_conv_direct.py); each test
 forces the im2col path by lowering DIRECT_CONV_MAX_FILTERS.
@@ -22,8 +22,8 @@ import numpy as np
 import onnx
 import pytest
 
-import deeploy_generic_c.ops._direct_conv as direct_conv
-import deeploy_generic_c.ops.linear as linear
+import deeploy_generic_c.kernels.direct_conv as direct_conv
+import deeploy_generic_c.ops.conv.float32 as linear
 from deeploy_core.api import CompileOptions, validate_with_data
 from deeploy_core.plugins import PluginHost
 from plugins.generic_c.tests.float_conv_cases import ConvCase, conv_model

@@ -1,4 +1,4 @@
-"""Float Conv as a direct loop in the layer (ops/_direct_conv.py) against ONNX Runtime.
+"""Float Conv as a direct loop in the layer (ops/kernels/direct_conv.py) against ONNX Runtime.
 
 Layers with few output channels per group skip im2col: each output position
 keeps one accumulator per output channel of its group, the columns whose taps
@@ -25,7 +25,7 @@ import pytest
 from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.plugins import PluginHost
 from plugins.generic_c.tests.float_conv_cases import ConvCase, conv_model
-from deeploy_generic_c.ops._direct_conv import DirectConv, interior_columns, takes_direct_path
+from deeploy_generic_c.kernels.direct_conv import DirectConv, interior_columns, takes_direct_path
 
 
 

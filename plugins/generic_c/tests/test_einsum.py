@@ -20,7 +20,7 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.midend.unsupported import UnsupportedModelError
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
-from deeploy_generic_c.ops._einsum_equation import EquationError, parse
+from deeploy_generic_c.parsing.einsum_equation import EquationError, parse
 
 SANITIZED = ("-fsanitize=undefined,signed-integer-overflow", "-fno-sanitize-recover=all")
 RNG = np.random.default_rng(31)

@@ -28,7 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from deeploy_core.api import CompileOptions, validate_with_data
 from deeploy_core.plugins import PluginHost
-from deeploy_generic_c.ops.tflite_arithmetic import mean, mean_parameters
+from deeploy_generic_c.parsing.tflite_arithmetic import mean, mean_parameters
 from deeploy_generic_c.platform import generic_c_platform
 
 

@@ -23,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
-from deeploy_generic_c.ops import _conv_kernels as conv_kernels
+from deeploy_generic_c.kernels import integer_conv as conv_kernels
 
 
 @dataclass(frozen=True)

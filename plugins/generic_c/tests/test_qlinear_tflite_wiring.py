@@ -1,7 +1,7 @@
 """Fixed-point mode's Conv/MatMul/Gemm nodes (``requantization="tflite"``) take TFLite's requantiser, clamp included.
 
 The arithmetic itself is tested with TFLite's kernels in
-``deeploy_generic_c.ops.tflite_arithmetic``'s tests; here the generated layers
+``deeploy_generic_c.parsing.tflite_arithmetic``'s tests; here the generated layers
 must pick the TFLite binding, honour ``output_min``/``output_max``, and equal
 that module's numpy model of TFLite's requantisation (FullyConnected's single rounding) on random inputs.  The
 exact-mode and QOperator kernels of the same op must not claim the node.
@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
-from deeploy_generic_c.ops.tflite_arithmetic import linear_multipliers, requantize
+from deeploy_generic_c.parsing.tflite_arithmetic import linear_multipliers, requantize
 
 M, K, N = 4, 24, 6
 SCALES = {"a": 0.04, "b": np.linspace(0.002, 0.009, N).astype(np.float32), "y": 0.11}

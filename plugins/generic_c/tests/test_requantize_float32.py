@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from deeploy_core.validate import Toolchain
-from deeploy_generic_c.ops.float32_rounding import significand_and_shift
+from deeploy_generic_c.kernels.float32_rounding import significand_and_shift
 from deeploy_generic_c.platform import RUNTIME_DIR
 
 PROGRAM = """

@@ -26,7 +26,7 @@ from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.midend.unsupported import UnsupportedModelError
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
-from deeploy_generic_c.ops._resize_plan import ResizeFormError, resized_axes
+from deeploy_generic_c.parsing.resize_plan import ResizeFormError, resized_axes
 
 SANITIZED = ("-fsanitize=undefined,float-cast-overflow", "-fno-sanitize-recover=all")
 RNG = np.random.default_rng(31)

@@ -3,7 +3,7 @@
 ISO C (6.7.3.1) makes it undefined to modify an object through a ``restrict``
 pointer while another pointer of the same call reaches it.  The runtime's
 kernels (``dcg_kernels.h``, ``dcg_reduce.h``) and the inline loops of the
-templates (``_dot_rows.py``, ``_matmul_rows.py``, ``integer.py``) qualify
+templates (``kernels/dot_rows.py``, ``kernels/matmul_rows.py``, ``integer.py``) qualify
 their output, input and scratch pointers so; two read-only operands may still
 be one tensor (``Mul(a, a)``), which the standard allows.  What could break
 it is the memory plan, if it let a layer write its output over an input (as

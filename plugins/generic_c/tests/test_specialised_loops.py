@@ -1,4 +1,4 @@
-"""Layers written as loops with their own shapes (ops/_loops.py) match ONNX Runtime, and a build links only the
+"""Layers written as loops with their own shapes (ops/kernels/loops.py) match ONNX Runtime, and a build links only the
 kernels a network calls.
 
 Binary element-wise operators, Clip, Round and small MatMul/Gemm no longer call

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deeploy_generic_c.ops import tflite_arithmetic as tfl
+from deeploy_generic_c.parsing import tflite_arithmetic as tfl
 from deeploy_generic_c.platform import RUNTIME_DIR
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -362,7 +362,7 @@ def test_requantiser_store_renders_tflite_arithmetic(op: str, tmp_path: Path) ->
     """declarations() + store() compiled as a kernel would use them: per channel, a narrowed clamp, both roundings."""
     from types import SimpleNamespace
 
-    from deeploy_generic_c.ops.tflite_requantiser import for_op
+    from deeploy_generic_c.kernels.tflite_requantiser import for_op
 
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:

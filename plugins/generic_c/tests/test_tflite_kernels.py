@@ -3,7 +3,7 @@
 Fused nodes carrying ``requantization="tflite"`` are built directly (one
 model holds every case, so one compile and one build check them all), compiled
 for generic-c and run on random inputs; each output must equal the numpy model
-of TFLite's kernel (deeploy_generic_c.ops.tflite_arithmetic) element for
+of TFLite's kernel (deeploy_generic_c.parsing.tflite_arithmetic) element for
 element.  The numpy model itself is held to LiteRT's reference kernels in
 test_tflite_litert.py, and test_tflite_arithmetic.py holds it to exact
 arithmetic where it has a closed form.

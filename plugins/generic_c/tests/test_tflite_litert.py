@@ -15,7 +15,7 @@ must have compiled to a TFLite-arithmetic integer kernel (a float fallback
 that happened to agree would prove nothing about the kernels).
 
 A second test holds the numpy model of TFLite's arithmetic
-(deeploy_generic_c.ops.tflite_arithmetic), which test_tflite_kernels.py uses
+(deeploy_generic_c.parsing.tflite_arithmetic), which test_tflite_kernels.py uses
 as its reference, to LiteRT on the same models with inputs chosen to reach the
 edges (softmax rows with equal maxima, values beyond its radius).
 
@@ -36,7 +36,7 @@ import pytest
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
-from deeploy_generic_c.ops import tflite_arithmetic as tfl
+from deeploy_generic_c.parsing import tflite_arithmetic as tfl
 
 from plugins.generic_c.tests import tflite_layer_models
 

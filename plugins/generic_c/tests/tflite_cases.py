@@ -16,7 +16,7 @@ import onnx
 from deeploy_core.api import CompileOptions, compile_model
 from deeploy_core.plugins import PluginHost
 from deeploy_core.validate import Toolchain, build_executable, run_network
-from deeploy_generic_c.ops import tflite_arithmetic as tfl
+from deeploy_generic_c.parsing import tflite_arithmetic as tfl
 from plugins.generic_c.tests import fused_cases
 from plugins.generic_c.tests.fused_cases import Case
 

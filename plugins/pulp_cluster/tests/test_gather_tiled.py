@@ -1,4 +1,4 @@
-"""The cluster tiles Gather along every output axis (ops/_gather_tiles.py), reading the gathered data axis whole:
+"""The cluster tiles Gather along every output axis (ops/parsing/gather_tiles.py), reading the gathered data axis whole:
 an embedding lookup whose table, indices and output together are several times L1 runs in tiles of tokens and of
 embedding columns, with token ids given at run time (int64 and int32) and with constant indices along an inner axis;
 the results equal ONNX Runtime's bit for bit."""

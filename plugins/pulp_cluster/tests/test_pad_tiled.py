@@ -1,4 +1,4 @@
-"""The cluster tiles Pad as a window over its output (ops/_pad_tiles.py): with an L1 far too small for the whole
+"""The cluster tiles Pad as a window over its output (ops/parsing/pad_tiles.py): with an L1 far too small for the whole
 tensors each Pad runs in many tiles, tiles that lie wholly in the padding included, and the results equal ONNX
 Runtime's.  Constant mode is cut along every axis (negative pads, which crop, and an ``axes`` input too); reflect
 and edge modes only along the axes they leave alone.  The ``min`` strategy (smallest tiles) makes whole tiles of

@@ -1,4 +1,4 @@
-"""The cluster tiles Resize along the axes it copies (ops/_resize_tiles.py): with an L1 too small for the whole
+"""The cluster tiles Resize along the axes it copies (ops/parsing/resize_tiles.py): with an L1 too small for the whole
 tensors each layer runs in several tiles of batch and channels, the resized axes whole, and the results equal
 ONNX's reference.  Both forms are here: scales, and stretched sizes (whose values a tile's smaller output
 replaces on the copied axes)."""

@@ -1,4 +1,4 @@
-"""The cluster tiles Slice along every output axis (ops/_slice_tiles.py), each tile reading the strided input
+"""The cluster tiles Slice along every output axis (ops/parsing/slice_tiles.py), each tile reading the strided input
 range it picks: forward, backward and strided slices of an activation several times L1, cut in many tiles with
 the largest and the smallest tiles, equal to ONNX Runtime's bit for bit."""
 

@@ -1,35 +1,151 @@
 """Op tables of the generic C platform, one module per family of operators.
 
-Each module defines ``MAPPERS: dict[str, tuple[NodeMapper, ...]]`` and, for ops
-without an ONNX schema (Deeploy's dialect), ``SCHEMAS: tuple[CustomOpSchema, ...]``;
-modules are collected in name order so that adding a family never means editing a list.
+Each module listed in :data:`FAMILIES` defines ``MAPPERS: dict[str, tuple[NodeMapper, ...]]`` and, for ops
+without an ONNX schema (Deeploy's dialect), ``SCHEMAS: tuple[CustomOpSchema, ...]``.  The C those parsers emit is
+written by :mod:`deeploy_generic_c.kernels`; what several families read from a layer is in
+:mod:`deeploy_generic_c.parsing`.
+
+Mapper precedence
+-----------------
+The engine tries an op's mappers in order and takes the first whose parser and type checker accept the layer,
+so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
+:data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
+the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
+subpackage (``conv``) assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it
+documents there.  The op types that several modules map, in that order, with what each module's kernel takes
+(``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
+
+=====================================  ==========================================================================
+op types                               modules, first tried first
+=====================================  ==========================================================================
+Add, Sub, Mul                          arithmetic (two operands of one type other than float32; integers wrap),
+                                       then elementwise (float32), then integer (integer operands of mixed
+                                       types, int32 arithmetic)
+Div, Pow                               arithmetic (Div: one type other than float32; Pow: mixed types), then
+                                       elementwise (float32)
+Abs, Neg                               elementwise (float32), then signs (integers and float64)
+Ceil, Elu, Erf, Exp, Floor,            elementwise (float32; Round with its own RoundParser), then float_math
+HardSigmoid, HardSwish, LeakyRelu,     (the typed float kernels: float64 where elementwise has float32)
+Log, Reciprocal, Relu, Round,
+Sigmoid, Softplus, Sqrt, Tanh
+Max, Min                               elementwise (two float32 operands), then variadic (any number of inputs
+                                       of one numeric type)
+Conv                                   conv, inside the family: conv.integer (integer operands), then
+                                       conv.float32
+Gemm, MatMul                           integer (integer operands), then linear (float32)
+MaxPool                                integer (integer data), then pooling (float32)
+ReduceSum, ReduceMean                  integer (integer data), then reduce (float32), then reduce_typed (the
+                                       other element types)
+ReduceMax, ReduceMin                   reduce, then reduce_typed
+Gather                                 gather_scatter (int32 indices), then movement (int64 indices)
+Pad                                    movement, then padding (``mode="wrap"`` only)
+LayerNormalization                     normalization, then normalization_stats (with the Mean and InvStdDev
+                                       outputs)
+QLinearAdd, QLinearMul,                qlinear (QOperator nodes without a ``requantization`` attribute), then
+QLinearAveragePool,                    qlinear_float32 (``requantization="float32"``, exact mode), then
+QLinearGlobalAveragePool               qlinear_tflite (TFLite's arithmetic); each declines the other modes
+QLinearSoftmax                         qlinear_softmax (exact mode), then qlinear_tflite
+=====================================  ==========================================================================
+
+Where the checkers or the parsers of two modules both accept a layer, the first one's kernel is generated; the
+order above is the one the sorted file names gave before it was written down, so the generated code did not
+change when it was.  Every other op type is mapped by one module, where its position in :data:`FAMILIES` does not matter; the
+schemas are declared in :data:`FAMILIES` order too.  A new family is added to :data:`FAMILIES` (a module that is
+not listed is not collected; ``test_mapper_precedence.py`` checks that none is forgotten).
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 
 from types import ModuleType
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeMapper
 
+FAMILIES: tuple[str, ...] = (
+    "affine_grid",
+    "arg_reduce",
+    "arithmetic",
+    "bitwise",
+    "cast",
+    "center_crop_pad",
+    "col2im",
+    "comparison",
+    "conv",
+    "cumulative",
+    "debug_print",
+    "depth_space",
+    "dequant",
+    "dropout",
+    "einsum",
+    "elementwise",
+    "float_math",
+    "fused_elementwise",
+    "gather_scatter",
+    "generators",
+    "grid_sample",
+    "hardmax",
+    "integer",
+    "integer_activations",
+    "integer_div",
+    "integer_lookup",
+    "integer_mean",
+    "integer_nonorm",
+    "integer_norms",
+    "ita_max",
+    "linear",
+    "log_softmax",
+    "logical",
+    "lp_norm",
+    "lp_pool",
+    "matmul_integer",
+    "movement",
+    "mvn",
+    "normalization",
+    "normalization_stats",
+    "one_hot",
+    "padding",
+    "pooling",
+    "qlinear",
+    "qlinear_float32",
+    "qlinear_softmax",
+    "qlinear_tflite",
+    "quant",
+    "quantize",
+    "recurrent",
+    "reduce",
+    "reduce_typed",
+    "requantized_add",
+    "requantized_linear",
+    "resize",
+    "rms_norm",
+    "rq_integer_div",
+    "selection",
+    "signs",
+    "split",
+    "tile_expand",
+    "top_k",
+    "triangular",
+    "variadic",
+    "where",
+)
+"""The family modules of this package, in mapper precedence order (see the module docstring)."""
 
-def _family_modules() -> list[ModuleType]:
-    """The public modules of this package in name order (private helpers start with ``_``)."""
-    names = sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
-    return [importlib.import_module(f"{__name__}.{name}") for name in names]
+
+def family_modules() -> list[ModuleType]:
+    """The family modules in :data:`FAMILIES` order."""
+    return [importlib.import_module(f"{__name__}.{name}") for name in FAMILIES]
 
 
 def collect_custom_ops() -> tuple[CustomOpSchema, ...]:
-    """The declarations of every schema-less op the modules map, in module order."""
-    return tuple(schema for module in _family_modules() for schema in getattr(module, "SCHEMAS", ()))
+    """The declarations of every schema-less op the families map, in :data:`FAMILIES` order."""
+    return tuple(schema for module in family_modules() for schema in getattr(module, "SCHEMAS", ()))
 
 
 def collect_mappers() -> dict[str, tuple[NodeMapper, ...]]:
-    """Every op type of every module in this package, mappers in module order."""
+    """Every op type of every family, mappers in :data:`FAMILIES` order (the precedence the engine tries them in)."""
     table: dict[str, tuple[NodeMapper, ...]] = {}
-    for module in _family_modules():
+    for module in family_modules():
         for op_type, mappers in getattr(module, "MAPPERS", {}).items():
             table[op_type] = table.get(op_type, ()) + tuple(mappers)
     return table

@@ -13,9 +13,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._axis_loops import axis_geometry, row_loops
-from deeploy_generic_c.ops._common import HEADERS
-from deeploy_generic_c.ops._strided import block, normalise_axis
+from deeploy_generic_c.kernels.axis_loops import axis_geometry, row_loops
+from deeploy_generic_c.parsing.common import HEADERS
+from deeploy_generic_c.kernels.strided import block, normalise_axis
 from deeploy_generic_c.ops.reduce_typed import NUMERIC
 
 

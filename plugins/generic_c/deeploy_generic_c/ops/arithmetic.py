@@ -26,7 +26,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     DataType, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, dtypes,
 )
-from deeploy_generic_c.ops._typed import (
+from deeploy_generic_c.kernels.typed import (
     FLOATS,
     INTEGERS,
     NUMERIC,
@@ -36,7 +36,7 @@ from deeploy_generic_c.ops._typed import (
     wide_unsigned,
     wrapped,
 )
-from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
+from deeploy_generic_c.parsing.typed_parser import TypedElementwiseParser, typed_mapper
 
 NOT_FLOAT32 = tuple(dtype for dtype in NUMERIC if dtype is not dtypes.FLOAT32)
 

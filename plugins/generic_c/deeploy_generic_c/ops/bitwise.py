@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import DataType, Elementwise, NodeMapper, NodeMismatch, NodeParser
-from deeploy_generic_c.ops._typed import INTEGERS, shared_type, wide_unsigned, wrapped
-from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
+from deeploy_generic_c.kernels.typed import INTEGERS, shared_type, wide_unsigned, wrapped
+from deeploy_generic_c.parsing.typed_parser import TypedElementwiseParser, typed_mapper
 
 NODE_TESTED = ("BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor")
 

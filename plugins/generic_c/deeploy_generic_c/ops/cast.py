@@ -32,7 +32,7 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._scalar_parameters import ScalarParameters
+from deeploy_generic_c.parsing.scalar_parameters import ScalarParameters
 
 CAST_TEMPLATE = NodeTemplate("${code}", headers=("stdint.h", "dcg_cast.h"))
 

@@ -19,7 +19,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import single_binding
+from deeploy_generic_c.parsing.common import single_binding
 
 NODE_TESTED = ("Col2Im",)
 

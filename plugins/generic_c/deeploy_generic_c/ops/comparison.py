@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import DataType, NodeMapper, NodeParser, dtypes
-from deeploy_generic_c.ops._typed import EVERY, FLOATS, shared_type
-from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
+from deeploy_generic_c.kernels.typed import EVERY, FLOATS, shared_type
+from deeploy_generic_c.parsing.typed_parser import TypedElementwiseParser, typed_mapper
 
 NODE_TESTED = ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf")
 

@@ -2,7 +2,7 @@
 
 The running sum is kept in the element's own type and added in order along
 the axis, as numpy's ``cumsum`` does; integer sums wrap modulo 2**bits
-(:mod:`deeploy_generic_c.ops._reductions`).
+(:mod:`deeploy_generic_c.kernels.reductions`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._indexing import require_same_type
-from deeploy_generic_c.ops._reductions import combine
-from deeploy_generic_c.ops._strided import block, normalise_axis, typed_views
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.parsing.indexing import require_same_type
+from deeploy_generic_c.kernels.reductions import combine
+from deeploy_generic_c.kernels.strided import block, normalise_axis, typed_views
 
 
 class CumSumParser(NodeParser):

@@ -19,7 +19,7 @@ from deeploy_core.plugin_api import (
     NodeParser,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops.integer import ANY, INLINE
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
 
 DEBUG_PRINT_SCHEMA = CustomOpSchema("DebugPrint")
 

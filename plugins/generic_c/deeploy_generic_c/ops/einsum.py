@@ -24,8 +24,8 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     DataType, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._einsum_equation import Contraction, EquationError, parse
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.parsing.einsum_equation import Contraction, EquationError, parse
 
 NODE_TESTED = ("Einsum",)
 

@@ -10,7 +10,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import (
+from deeploy_generic_c.parsing.common import (
     FLOAT_BINARY,
     FLOAT_UNARY,
     HEADERS,
@@ -18,7 +18,7 @@ from deeploy_generic_c.ops._common import (
     c_float,
     single_binding,
 )
-from deeploy_generic_c.ops._loops import BINARY_EXPRESSIONS, binary_loop, clip_loop, flat_loop
+from deeploy_generic_c.kernels.loops import BINARY_EXPRESSIONS, binary_loop, clip_loop, flat_loop
 
 BINARY_OPS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow", "Max": "max", "Min": "min"}
 
@@ -36,7 +36,7 @@ class BinaryParser(NodeParser):
         if len(y.shape) > MAX_DIMS:
             raise NodeMismatch("shape", f"rank {len(y.shape)} exceeds {MAX_DIMS}")
         representation: OperatorRepresentation = {"A": a.c_name, "B": b.c_name, "Y": y.c_name, "size": y.numel}
-        # Written into the layer with its constant shapes (see _loops): no kernel to link, vectorisable.
+        # Written into the layer with its constant shapes (see kernels/loops.py): no kernel to link, vectorisable.
         representation["call"] = binary_loop(BINARY_EXPRESSIONS[self.kernel], a.c_name, tuple(a.shape), b.c_name,
                                              tuple(b.shape), y.c_name, tuple(y.shape))
         return representation

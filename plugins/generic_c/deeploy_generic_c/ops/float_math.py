@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import DataType, NodeMapper, NodeParser, dtypes
-from deeploy_generic_c.ops._typed import FLOATS, c_literal, math_function, shared_type
-from deeploy_generic_c.ops._typed_parser import TypedElementwiseParser, typed_mapper
+from deeploy_generic_c.kernels.typed import FLOATS, c_literal, math_function, shared_type
+from deeploy_generic_c.parsing.typed_parser import TypedElementwiseParser, typed_mapper
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """``FusedElementwise``: a chain of float element-wise layers (see ``lowering_elementwise``) as one loop.
 
-Every link is written with the C of its unfused layer (``_loops.BINARY_EXPRESSIONS``, the Round and Clip
+Every link is written with the C of its unfused layer (``kernels.loops.BINARY_EXPRESSIONS``, the Round and Clip
 bodies of ``elementwise``) applied to a register ``v`` instead of an array, so each element goes through the
 same float operations in the same order.
 """
@@ -14,8 +14,8 @@ from deeploy_core.plugin_api import (
     Buffer, CustomOpSchema, Elementwise, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.lowering_elementwise import FUSED_OP
-from deeploy_generic_c.ops._common import broadcast_strides, c_float, collapse_broadcast
-from deeploy_generic_c.ops._loops import BINARY_EXPRESSIONS
+from deeploy_generic_c.parsing.common import broadcast_strides, c_float, collapse_broadcast
+from deeploy_generic_c.kernels.loops import BINARY_EXPRESSIONS
 from deeploy_generic_c.ops.elementwise import CALL_WITH_MATH
 
 

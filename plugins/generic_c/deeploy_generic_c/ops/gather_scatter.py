@@ -1,7 +1,7 @@
 """GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter) and ScatterND, for every element type.
 
 Each layer is written as loops over its constant shapes (see
-:mod:`deeploy_generic_c.ops._strided`); indices may be int32 or int64,
+:mod:`deeploy_generic_c.kernels.strided`); indices may be int32 or int64,
 constant or computed at run time.  Out-of-range indices: ONNX calls them an
 error.  Constant ones are refused at compile time; run-time ones are first
 taken from the end when negative (as ONNX says) and then clamped to the
@@ -10,7 +10,7 @@ write outside a tensor (the result for such an index is that of the clamped
 one).  Scatters copy the data to the output and then apply the updates in
 index order, so with duplicate indices the last update wins (``none``) or all
 of them are combined (``add``/``mul``/``max``/``min``, see
-:mod:`deeploy_generic_c.ops._reductions`).
+:mod:`deeploy_generic_c.kernels.reductions`).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._gather_tiles import GatherTiles
-from deeploy_generic_c.ops._indexing import check_if_constant, require_index_type, require_same_type
-from deeploy_generic_c.ops._reductions import combine
-from deeploy_generic_c.ops._strided import (
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.parsing.gather_tiles import GatherTiles
+from deeploy_generic_c.parsing.indexing import check_if_constant, require_index_type, require_same_type
+from deeploy_generic_c.kernels.reductions import combine
+from deeploy_generic_c.kernels.strided import (
     block,
     check_constant_indices,
     counters,

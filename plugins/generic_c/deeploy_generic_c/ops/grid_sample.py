@@ -22,7 +22,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import HEADERS, single_binding
+from deeploy_generic_c.parsing.common import HEADERS, single_binding
 
 NODE_TESTED = ("GridSample",)
 

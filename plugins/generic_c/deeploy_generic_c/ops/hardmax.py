@@ -8,10 +8,10 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     AlongAxes, NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._axis_loops import node_axis_geometry, row_loops
-from deeploy_generic_c.ops._common import HEADERS
-from deeploy_generic_c.ops._row_softmax import row_peak, row_pointers, views
-from deeploy_generic_c.ops._strided import block
+from deeploy_generic_c.kernels.axis_loops import node_axis_geometry, row_loops
+from deeploy_generic_c.parsing.common import HEADERS
+from deeploy_generic_c.kernels.row_softmax import row_peak, row_pointers, views
+from deeploy_generic_c.kernels.strided import block
 
 
 class HardmaxParser(NodeParser):

@@ -16,42 +16,13 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
-from deeploy_generic_c.ops import _conv_kernels as conv_kernels
-from deeploy_generic_c.ops import _dot_rows as dot_rows
-from deeploy_generic_c.ops import _matmul_rows as matmul_rows
-from deeploy_generic_c.ops._window import convolution_window, sliding_window
-
-
-def _integer(buffer: Buffer, what: str) -> None:
-    if buffer.dtype.is_float:
-        raise NodeMismatch("dtype", f"{what} is {buffer.dtype}, the integer kernel takes an integer type",
-                           wants_integer=(buffer.name,))
-
-
-def _scalar(value: object) -> float:
-    if isinstance(value, gs.Constant):
-        value = value.values
-    return float(np.asarray(value).reshape(-1)[0])
-
-
-def _loops(shape: list[int], strides: list[list[int]], body: str) -> str:
-    """Nested C loops over ``shape``; ``body`` uses o0, o1, … (operand offsets) and ``y`` (output index)."""
-    lines, indent = [], "    "
-    lines.append("{")
-    lines.append(f"{indent}int32_t y = 0;")
-    for axis, dim in enumerate(shape):
-        lines.append(f"{indent * (axis + 1)}for (int32_t i{axis} = 0; i{axis} < {dim}; ++i{axis}) {{")
-    depth = len(shape) + 1
-    for operand, operand_strides in enumerate(strides):
-        terms = " + ".join(f"i{axis} * {stride}" for axis, stride in enumerate(operand_strides) if stride) or "0"
-        lines.append(f"{indent * depth}const int32_t o{operand} = {terms};")
-    lines.append(f"{indent * depth}{body}")
-    lines.append(f"{indent * depth}++y;")
-    for axis in reversed(range(len(shape))):
-        lines.append(f"{indent * (axis + 1)}}}")
-    lines.append("}")
-    return "\n".join(lines)
+from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.kernels.offset_loops import offset_loops
+from deeploy_generic_c.kernels import dot_rows as dot_rows
+from deeploy_generic_c.kernels import matmul_rows as matmul_rows
+from deeploy_generic_c.parsing.window import sliding_window
+from deeploy_generic_c.kernels.requantisation import Requantisation, restrict_parameters, scalar_value
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE, integer_mapper, require_integer_operand
 
 
 class IntegerBinaryParser(NodeParser):
@@ -72,96 +43,7 @@ class IntegerBinaryParser(NodeParser):
         symbol = self.SYMBOLS[node.op]
         work = "float" if y.dtype.is_float else "int32_t"
         body = f"{y.c_name}[y] = ({y.dtype.c_type})(({work}){a.c_name}[o0] {symbol} ({work}){b.c_name}[o1]);"
-        return {"code": _loops(shape, strides, body), "size": y.numel}
-
-
-class Requantisation:
-    """The RequantShift epilogue: ``clamp((acc*mul + add + 2^(s-1)) >> s)``, mul/add per channel or scalar."""
-
-    def __init__(self, node: gs.Node, ctxt: NetworkContext, mul_name: str, add_name: str, channels: int) -> None:
-        for name in ("div", "signed"):
-            if name not in node.attrs:
-                raise NodeMismatch("attribute", f"attribute {name!r} is required")
-        levels = _scalar(node.attrs.get("n_levels_out", node.attrs.get("n_levels", 0)))
-        if levels <= 0:
-            raise NodeMismatch("attribute", "attribute n_levels (or n_levels_out) is required")
-        self.shift = int(math.log2(_scalar(node.attrs["div"])))
-        signed = bool(_scalar(node.attrs["signed"]))
-        self.low, self.high = (-int(levels) // 2, int(levels) // 2 - 1) if signed else (0, int(levels) - 1)
-        self.mul, self.add = ctxt[mul_name], ctxt[add_name]
-        for param, name in ((self.mul, "mul"), (self.add, "add")):
-            if param.numel not in (1, channels):
-                raise NodeMismatch("shape", f"{name} has {param.numel} values; expected 1 or {channels} (axis 1)")
-
-    def describe(self) -> dict[str, object]:
-        """The parameters for reports: shift, output range, scalar or per-channel multipliers."""
-        def values(buffer: Buffer) -> object:
-            data = np.asarray(buffer.values).reshape(-1).tolist() if buffer.values is not None else None
-            return data[0] if data is not None and len(data) == 1 else data
-
-        return {"shift": self.shift, "range": [self.low, self.high], "mul": values(self.mul), "add": values(self.add)}
-
-    def fits_int32(self, acc_bound: int | None) -> bool:
-        """Whether ``acc*mul + add + rounding`` stays in int32 for every ``|acc| <= acc_bound``.
-
-        Then the epilogue runs in int32, which compilers vectorise; int64
-        products are scalar on most targets.  Only constant mul/add are known.
-        """
-        if acc_bound is None or self.mul.values is None or self.add.values is None:
-            return False
-        mul = int(np.max(np.abs(np.asarray(self.mul.values, dtype=np.int64))))
-        add = int(np.max(np.abs(np.asarray(self.add.values, dtype=np.int64))))
-        rounding = 1 << (self.shift - 1) if self.shift > 0 else 0
-        return acc_bound * mul + add + rounding <= 2**31 - 1
-
-    def store(self, target: str, c_type: str, acc: str, channel: str, acc_bound: int | None = None,
-              names: tuple[str, str] | None = None) -> str:
-        """C statements that requantise ``acc`` (channel index ``channel``) into ``target``.
-
-        With ``acc_bound`` (a bound on ``|acc|``) the arithmetic is int32 when
-        :meth:`fits_int32` proves it exact, else int64.  ``names`` replaces the
-        mul/add arrays' C names, e.g. by the ``restrict`` pointers of
-        :meth:`restrict_pointers` (gcc does not vectorise a loop whose stores
-        might alias the global parameter arrays it reads).
-        """
-        mul_name, add_name = names or (self.mul.c_name, self.add.c_name)
-        rounding = f" + {1 << (self.shift - 1)}" if self.shift > 0 else ""
-        wide = "int32_t" if self.fits_int32(acc_bound) else "int64_t"
-        mul = self._operand(self.mul, mul_name, channel, wide, names is not None)
-        add = self._operand(self.add, add_name, channel, wide, names is not None)
-        return (
-            f"{{ {wide} t = (({wide})({acc}) * {mul} + "
-            f"{add}{rounding}) >> {self.shift}; "
-            f"t = t < {self.low} ? {self.low} : (t > {self.high} ? {self.high} : t); {target} = ({c_type})t; }}"
-        )
-
-
-    @staticmethod
-    def _operand(param: Buffer, name: str, channel: str, wide: str, literal: bool) -> str:
-        """``param[channel]`` as ``wide``; with ``literal``, a constant that is the same for every channel is
-        written as a number (SSE2 has no 32-bit vector multiply: gcc then multiplies by shifts and adds)."""
-        value = Requantisation._uniform(param) if literal else None
-        if value is not None:
-            return f"({wide}){value}"
-        return f"({wide}){name}[{channel if param.numel > 1 else '0'}]"
-
-    @staticmethod
-    def _uniform(param: Buffer) -> int | None:
-        """The value of a constant parameter that is the same for every channel, else None."""
-        if param.values is None or not param.numel:
-            return None
-        values = np.unique(np.asarray(param.values, dtype=np.int64))
-        return int(values[0]) if values.size == 1 else None
-
-    RESTRICT_NAMES = ("dc_rq_mul", "dc_rq_add")
-    """The C names :meth:`restrict_pointers` declares, to pass to :meth:`store` as ``names``."""
-
-    def restrict_pointers(self) -> str:
-        """Declarations of ``restrict`` pointers to mul and add (named :data:`RESTRICT_NAMES`), except those
-        :meth:`store` writes as a number when given the names."""
-        return "".join(f"const {param.dtype.c_type} *restrict const {name} = {param.c_name};\n"
-                       for param, name in zip((self.mul, self.add), self.RESTRICT_NAMES)
-                       if self._uniform(param) is None)
+        return {"code": offset_loops(shape, strides, body), "size": y.numel}
 
 
 class RequantShiftParser(NodeParser):
@@ -171,7 +53,7 @@ class RequantShiftParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        _integer(x, "input 0")
+        require_integer_operand(x, "input 0")
         channels = x.shape[1] if len(x.shape) > 1 else 1
         requant = Requantisation(node, ctxt, node.inputs[1].name, node.inputs[2].name, channels)
         outer = x.shape[0] if len(x.shape) > 1 else 1
@@ -186,85 +68,6 @@ class RequantShiftParser(NodeParser):
         return {"code": code, "size": x.numel * 3, "requantization": requant.describe()}
 
 
-class IntegerConvParser(NodeParser):
-    """1-D/2-D integer convolution, any groups, pads, strides, dilations, optional integer bias; int32 out."""
-
-    inputs = (2, 3)
-    requantised = False
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
-        x, w, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
-        _integer(x, "input 0")
-        _integer(w, "weights")
-        win = convolution_window(node, x, w, y)
-        n, c, h, wd, m, oh, ow = win.n, win.c, win.h, win.w, win.m, win.oh, win.ow
-        strides, pads, dilations = (win.stride_h, win.stride_w), (win.pad_top, win.pad_left), (win.dil_h, win.dil_w)
-        group = int(NodeParser.attribute(node, "group", 1))
-        cg, mg = c // group, m // group
-        bias = f"(int32_t){ctxt[operands[2].name].c_name}[mo]" if len(operands) > 2 and operands[2].name else "0"
-        kh, kw = win.kh, win.kw
-        bias_buffer = ctxt[operands[2].name] if len(operands) > 2 and operands[2].name else None
-        requant = (Requantisation(node, ctxt, node.inputs[-2].name, node.inputs[-1].name, m)
-                   if self.requantised else None)
-        extra: dict[str, object] = {"requantization": requant.describe()} if requant is not None else {}
-        macs = n * m * oh * ow * cg * kh * kw
-        if conv_kernels.applies(x, w, ctxt.for_tiles):
-            bound = conv_kernels.accumulator_bound(x, w, bias_buffer, m)
-
-            def channel_store(target: str, acc: str, channel: str) -> str:
-                if requant is None:
-                    return f"{target} = ({y.dtype.c_type})({acc});"
-                return requant.store(target, y.dtype.c_type, acc, channel, bound)
-
-            ops = conv_kernels.ConvOperands(
-                x, w, y, win, group,
-                (lambda mo: f"(int32_t){bias_buffer.c_name}[{mo}]") if bias_buffer is not None else (lambda mo: "0"),
-                channel_store)
-            return {"code": conv_kernels.kernel(ops), "scratch": "NULL", "scratch_bytes": conv_kernels.scratch_bytes(ops),
-                    "conv_kernel": conv_kernels.kind(ops), "macs": macs, "size": y.numel, **extra}
-        target = f"{y.c_name}[((b * {m} + mo) * {oh} + oy) * {ow} + ox]"
-        if requant is not None:
-            store = requant.store(target, y.dtype.c_type, "acc", "mo")
-        else:
-            store = f"{target} = ({y.dtype.c_type})acc;"
-        code = f"""for (int32_t b = 0; b < {n}; ++b) {{
-    for (int32_t mo = 0; mo < {m}; ++mo) {{
-        const int32_t g = mo / {mg};
-        for (int32_t oy = 0; oy < {oh}; ++oy) {{
-            for (int32_t ox = 0; ox < {ow}; ++ox) {{
-                int32_t acc = {bias};
-                for (int32_t ci = 0; ci < {cg}; ++ci) {{
-                    const int32_t channel = g * {cg} + ci;
-                    for (int32_t ky = 0; ky < {kh}; ++ky) {{
-                        const int32_t iy = oy * {strides[0]} - {pads[0]} + ky * {dilations[0]};
-                        if (iy < 0 || iy >= {h}) continue;
-                        for (int32_t kx = 0; kx < {kw}; ++kx) {{
-                            const int32_t ix = ox * {strides[1]} - {pads[1]} + kx * {dilations[1]};
-                            if (ix < 0 || ix >= {wd}) continue;
-                            acc += (int32_t){x.c_name}[((b * {c} + channel) * {h} + iy) * {wd} + ix]
-                                 * (int32_t){w.c_name}[((mo * {cg} + ci) * {kh} + ky) * {kw} + kx];
-                        }}
-                    }}
-                }}
-                {store}
-            }}
-        }}
-    }}
-}}"""
-        return {"code": code, "scratch": "NULL", "scratch_bytes": 0, "macs": macs, "size": y.numel, **extra}
-
-
-def _restrict_parameters(requant: Requantisation | None, bias: Buffer | None) -> str:
-    """``restrict`` pointers to the epilogue's arrays: ``dc_bias`` and :attr:`Requantisation.RESTRICT_NAMES`.
-
-    Read through the global arrays, gcc cannot prove that the output stores
-    leave them unchanged and keeps the loop scalar rather than check aliasing.
-    """
-    text = f"const {bias.dtype.c_type} *restrict const dc_bias = {bias.c_name};\n" if bias is not None else ""
-    return text + (requant.restrict_pointers() if requant is not None else "")
-
-
 class IntegerGemmParser(NodeParser):
     """Y = alpha*op(A)@op(B) + beta*C over integers (alpha, beta as integers), int32 out."""
 
@@ -276,8 +79,8 @@ class IntegerGemmParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
         a, b, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
-        _integer(a, "input A")
-        _integer(b, "input B")
+        require_integer_operand(a, "input A")
+        require_integer_operand(b, "input B")
         trans_a, trans_b = int(NodeParser.attribute(node, "transA", 0)), int(NodeParser.attribute(node, "transB", 0))
         m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
         n = b.shape[0] if trans_b else b.shape[1]
@@ -315,7 +118,7 @@ class IntegerGemmParser(NodeParser):
                     return f"{target} = ({y.dtype.c_type})({total});"
                 return requant.store(target, y.dtype.c_type, total, j, bound, Requantisation.RESTRICT_NAMES)
 
-            parameters = _restrict_parameters(requant, cbuf)
+            parameters = restrict_parameters(requant, cbuf)
             if row_product:
                 product = matmul_rows.MatrixProduct(m, n, k, a, b, y, "0", "0", "0", bool(trans_a), fast_store,
                                                     parameters)
@@ -348,8 +151,8 @@ class IntegerMatMulParser(NodeParser):
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         operands = list(node.inputs[:-2]) if self.requantised else list(node.inputs)
         a, b, y = ctxt[operands[0].name], ctxt[operands[1].name], ctxt[node.outputs[0].name]
-        _integer(a, "input A")
-        _integer(b, "input B")
+        require_integer_operand(a, "input A")
+        require_integer_operand(b, "input B")
         if len(a.shape) < 2 or len(b.shape) < 2:
             raise NodeMismatch("shape", "1-D integer MatMul operands are not supported")
         m, k = a.shape[-2:]
@@ -391,8 +194,8 @@ class IntegerMatMulParser(NodeParser):
                                      Requantisation.RESTRICT_NAMES)
 
             product = matmul_rows.MatrixProduct(m, n, k, a, b, y, f"o0 * {m * k}", f"o1 * {k * n}", f"y * {m * n}",
-                                                False, matmul_store, _restrict_parameters(requant, bias_buffer))
-            return {"code": _loops(shape, [a_strides, b_strides], matmul_rows.kernel(product)),
+                                                False, matmul_store, restrict_parameters(requant, bias_buffer))
+            return {"code": offset_loops(shape, [a_strides, b_strides], matmul_rows.kernel(product)),
                     "matmul_kernel": product.kind, "macs": macs, "size": y.numel, **extra}
         if requant is not None:
             store = requant.store(target, y.dtype.c_type, "acc", channel)
@@ -406,7 +209,7 @@ class IntegerMatMulParser(NodeParser):
         {store}
     }}
 }}"""
-        return {"code": _loops(shape, [a_strides, b_strides], body), "macs": macs, "size": y.numel, **extra}
+        return {"code": offset_loops(shape, [a_strides, b_strides], body), "macs": macs, "size": y.numel, **extra}
 
 
 class IntegerMaxPoolParser(NodeParser):
@@ -416,7 +219,7 @@ class IntegerMaxPoolParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        _integer(x, "input 0")
+        require_integer_operand(x, "input 0")
         if len(node.outputs) > 1 and node.outputs[1].name:
             raise NodeMismatch("shape", "the Indices output is not supported")
         win = sliding_window(node, x, y, [int(v) for v in NodeParser.attribute(node, "kernel_shape")], "pooling")
@@ -451,7 +254,7 @@ class IntegerReduceParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        _integer(x, "input 0")
+        require_integer_operand(x, "input 0")
         rank = len(x.shape)
         if NodeParser.is_present(node, 1):
             values = ctxt[node.inputs[1].name].values
@@ -492,9 +295,9 @@ class ISoftmaxParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        _integer(x, "input 0")
+        require_integer_operand(x, "input 0")
         try:
-            a, b, c, log2, levels = (int(_scalar(node.attrs[name])) for name in ("coeffA", "coeffB", "coeffC", "log2", "n_levels"))
+            a, b, c, log2, levels = (int(scalar_value(node.attrs[name])) for name in ("coeffA", "coeffB", "coeffC", "log2", "n_levels"))
         except KeyError as missing:
             raise NodeMismatch("attribute", f"attribute {missing} is required") from None
         length = x.shape[-1]
@@ -518,31 +321,6 @@ class ISoftmaxParser(NodeParser):
         return {"code": code, "size": x.numel * 6}
 
 
-INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h"))
-WITH_SCRATCH = NodeTemplate(
-    "% if scratch_bytes:\n{\n    int16_t *const dc_scratch = (int16_t *)(void *)(${scratch});\n${code}\n}\n% else:\n${code}\n% endif\n",
-    headers=("stdint.h", "math.h"),
-    transients=lambda rep: {"scratch": int(rep["scratch_bytes"])},
-)
-"""Inline code with an int16 scratch buffer ``dc_scratch`` of ``scratch_bytes`` from the arena (none when 0).
-
-The representation's ``scratch`` is ``NULL`` until the mid end (or the tiler) puts the buffer's name there."""
-ANY_INT = NodeTypeChecker((None, None, None), (dtypes.INT32,))
-
-
-def _mapper(parser: NodeParser, name: str, checker: NodeTypeChecker = ANY_INT,
-            template: NodeTemplate = INLINE) -> NodeMapper:
-    return NodeMapper(parser, (NodeBinding(checker, template),), name=name)
-
-
-ANY = NodeTypeChecker((None,), (None,), variadic=True)
-class RequantizedConvParser(IntegerConvParser):
-    """Conv fused with its RequantShift (inputs: x, w, [bias], mul, add): no int32 tensor in memory."""
-
-    inputs = (4, 5)
-    requantised = True
-
-
 class RequantizedGemmParser(IntegerGemmParser):
     """Gemm fused with its RequantShift (inputs: A, B, [C], mul, add)."""
 
@@ -558,16 +336,14 @@ class RequantizedMatMulParser(IntegerMatMulParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    **{op: (_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
-    "RequantShift": (_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
-    "Conv": (_mapper(IntegerConvParser(), "Conv integer", template=WITH_SCRATCH),),
-    "Gemm": (_mapper(IntegerGemmParser(), "Gemm integer"),),
-    "MatMul": (_mapper(IntegerMatMulParser(), "MatMul integer"),),
-    "MaxPool": (_mapper(IntegerMaxPoolParser(), "MaxPool integer", ANY),),
-    "ReduceSum": (_mapper(IntegerReduceParser(), "ReduceSum integer"),),
-    "ReduceMean": (_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
-    "iSoftmax": (_mapper(ISoftmaxParser(), "iSoftmax integer", ANY),),
-    "RequantizedConv": (_mapper(RequantizedConvParser(), "Conv + RequantShift integer", ANY, WITH_SCRATCH),),
-    "RequantizedGemm": (_mapper(RequantizedGemmParser(), "Gemm + RequantShift integer", ANY),),
-    "RequantizedMatMul": (_mapper(RequantizedMatMulParser(), "MatMul + RequantShift integer", ANY),),
+    **{op: (integer_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
+    "RequantShift": (integer_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
+    "Gemm": (integer_mapper(IntegerGemmParser(), "Gemm integer"),),
+    "MatMul": (integer_mapper(IntegerMatMulParser(), "MatMul integer"),),
+    "MaxPool": (integer_mapper(IntegerMaxPoolParser(), "MaxPool integer", ANY),),
+    "ReduceSum": (integer_mapper(IntegerReduceParser(), "ReduceSum integer"),),
+    "ReduceMean": (integer_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
+    "iSoftmax": (integer_mapper(ISoftmaxParser(), "iSoftmax integer", ANY),),
+    "RequantizedGemm": (integer_mapper(RequantizedGemmParser(), "Gemm + RequantShift integer", ANY),),
+    "RequantizedMatMul": (integer_mapper(RequantizedMatMulParser(), "MatMul + RequantShift integer", ANY),),
 }

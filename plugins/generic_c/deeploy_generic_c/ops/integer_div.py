@@ -15,9 +15,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
-from deeploy_generic_c.ops._dialect import integer_attribute
-from deeploy_generic_c.ops.integer import _loops
+from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.parsing.dialect import integer_attribute
+from deeploy_generic_c.kernels.offset_loops import offset_loops
 
 INTEGER_DIV_SCHEMA = CustomOpSchema("IntegerDiv")
 """Output shaped and typed like input A (B broadcasts to it); fake-quantised exports keep it float-declared."""
@@ -39,7 +39,7 @@ class IntegerDivParser(NodeParser):
         body = (f"{{ const int64_t num = (int64_t){delta * eta} * (int64_t){a.c_name}[o0]; "
                 f"const int64_t den = (int64_t){eta} * (int64_t){b.c_name}[o1] + (int64_t){eps}; "
                 f"{y.c_name}[y] = ({y.dtype.c_type})((num + (num >= 0 ? (den >> 1) : -(den >> 1))) / den); }}")
-        return {"code": _loops(shape, strides, body), "size": y.numel}
+        return {"code": offset_loops(shape, strides, body), "size": y.numel}
 
 
 INLINE = NodeTemplate("${code}", headers=("stdint.h",))

@@ -18,8 +18,8 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
-from deeploy_generic_c.ops._scalar_parameters import ScalarParameters
-from deeploy_generic_c.ops.integer import INLINE
+from deeploy_generic_c.parsing.scalar_parameters import ScalarParameters
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 LOOKUP_OP = "IntegerLookup"
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeBinding, NodeMapper
-from deeploy_generic_c.ops.integer import ANY, INLINE, IntegerReduceParser
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
+from deeploy_generic_c.ops.integer import IntegerReduceParser
 
 
 def integer_mean_shapes(shapes: Sequence[tuple[int, ...] | None], attributes: Mapping[str, Any]) -> Sequence[tuple[int, ...]]:

@@ -18,8 +18,8 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     CustomOpSchema, Elementwise, NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._dialect import element_loops, integer_attribute, require_integer, shift_of
-from deeploy_generic_c.ops.integer import INLINE
+from deeploy_generic_c.parsing.dialect import element_loops, integer_attribute, require_integer, shift_of
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 
 class INoNormParser(NodeParser):

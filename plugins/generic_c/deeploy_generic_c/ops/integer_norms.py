@@ -31,8 +31,8 @@ from deeploy_core.plugin_api import (
     NodeParser,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._row_kernels import eight_bit_input, exact_isqrt, integer_parameter, power_of_two_shift
-from deeploy_generic_c.ops.integer import ANY, INLINE
+from deeploy_generic_c.parsing.row_parameters import eight_bit_input, exact_isqrt, integer_parameter, power_of_two_shift
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
 
 I_LAYER_NORM_SCHEMA = CustomOpSchema("iLayerNorm")
 I_RMS_NORM_SCHEMA = CustomOpSchema("iRMSNorm")

@@ -30,8 +30,8 @@ from deeploy_core.plugin_api import (
     NodeParser,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._row_kernels import eight_bit_input, required_integer
-from deeploy_generic_c.ops.integer import ANY, INLINE
+from deeploy_generic_c.parsing.row_parameters import eight_bit_input, required_integer
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
 
 ITA_MAX_SCHEMA = CustomOpSchema("ITAMax")
 ITA_PARTIAL_MAX_SCHEMA = CustomOpSchema("ITAPartialMax")

@@ -15,10 +15,10 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, SlidingWindow, TileConstraint, dtypes,
 )
-from deeploy_generic_c.ops._axis_loops import reduction_code
-from deeploy_generic_c.ops._common import HEADERS
-from deeploy_generic_c.ops._strided import block, dense_strides
-from deeploy_generic_c.ops._window import resolve_pads
+from deeploy_generic_c.kernels.axis_loops import reduction_code
+from deeploy_generic_c.parsing.common import HEADERS
+from deeploy_generic_c.kernels.strided import block, dense_strides
+from deeploy_generic_c.parsing.window import resolve_pads
 
 
 def power_terms(p: int) -> tuple[str, str]:

@@ -21,8 +21,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
-from deeploy_generic_c.ops.integer import INLINE, _loops
+from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.kernels.offset_loops import offset_loops
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 
 def _zero_point(node: gs.Node, ctxt: NetworkContext, index: int, count: int, vector_shapes: tuple[tuple[int, ...], ...],
@@ -85,7 +86,7 @@ class MatMulIntegerParser(NodeParser):
         {y.c_name}[y * {m * n} + i * {n} + j] = ({y.dtype.c_type})acc;
     }}
 }}"""
-        return {"code": _loops(shape, [a_strides, b_strides], body), "macs": math.prod(batch) * m * n * k,
+        return {"code": offset_loops(shape, [a_strides, b_strides], body), "macs": math.prod(batch) * m * n * k,
                 "size": y.numel}
 
 

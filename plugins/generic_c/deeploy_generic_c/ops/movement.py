@@ -10,11 +10,11 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, c_array_values, dtypes,
 )
-from deeploy_generic_c.ops._common import MAX_DIMS, int_array, single_binding
-from deeploy_generic_c.ops._gather_tiles import GatherTiles
-from deeploy_generic_c.ops._pad_tiles import TILE_BEGIN_ATTRIBUTE, PadTiles
-from deeploy_generic_c.ops._slice_tiles import TILE_BEGIN_ATTRIBUTE as SLICE_TILE_BEGIN
-from deeploy_generic_c.ops._slice_tiles import SliceTiles
+from deeploy_generic_c.parsing.common import MAX_DIMS, int_array, single_binding
+from deeploy_generic_c.parsing.gather_tiles import GatherTiles
+from deeploy_generic_c.parsing.pad_tiles import TILE_BEGIN_ATTRIBUTE, PadTiles
+from deeploy_generic_c.parsing.slice_tiles import TILE_BEGIN_ATTRIBUTE as SLICE_TILE_BEGIN
+from deeploy_generic_c.parsing.slice_tiles import SliceTiles
 
 
 def _same_type(source: Buffer, target: Buffer) -> None:

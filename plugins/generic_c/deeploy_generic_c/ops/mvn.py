@@ -12,8 +12,8 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     AlongAxes, NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._axis_loops import reduced_axes, reduction_code
-from deeploy_generic_c.ops._common import HEADERS
+from deeploy_generic_c.kernels.axis_loops import reduced_axes, reduction_code
+from deeploy_generic_c.parsing.common import HEADERS
 
 EPSILON = "1e-9"
 """The constant of ONNX's function body (added to the standard deviation, not to the variance)."""

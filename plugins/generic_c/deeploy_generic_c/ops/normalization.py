@@ -9,7 +9,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import c_float, single_binding
+from deeploy_generic_c.parsing.common import c_float, single_binding
 
 F32 = dtypes.FLOAT32
 

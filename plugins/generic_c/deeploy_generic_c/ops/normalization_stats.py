@@ -14,9 +14,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeBinding, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import HEADERS
-from deeploy_generic_c.ops._norm_rows import epsilon, per_element, rows_and_length
-from deeploy_generic_c.ops._strided import block
+from deeploy_generic_c.parsing.common import HEADERS
+from deeploy_generic_c.kernels.norm_rows import epsilon, per_element, rows_and_length
+from deeploy_generic_c.kernels.strided import block
 
 
 class LayerNormStatsParser(NodeParser):

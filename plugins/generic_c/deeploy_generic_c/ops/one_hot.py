@@ -18,8 +18,8 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     DataType, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._strided import block, normalise_axis, typed_views
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.kernels.strided import block, normalise_axis, typed_views
 
 
 def _position(indices: DataType, depth: int) -> str:

@@ -15,9 +15,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._indexing import require_same_type
-from deeploy_generic_c.ops._strided import block, counters, dense_strides, nested_loops, normalise_axis, offset, typed_views
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.parsing.indexing import require_same_type
+from deeploy_generic_c.kernels.strided import block, counters, dense_strides, nested_loops, normalise_axis, offset, typed_views
 
 
 class WrapPadParser(NodeParser):

@@ -9,8 +9,8 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import HEADERS, single_binding
-from deeploy_generic_c.ops._window import sliding_window
+from deeploy_generic_c.parsing.common import HEADERS, single_binding
+from deeploy_generic_c.parsing.window import sliding_window
 
 
 def _clip(axis: str, origin: str, dil: int, taps: int, size: int, indent: str) -> list[str]:

@@ -8,7 +8,7 @@ code.  Two requantisers:
 
 * QLinearConv, QLinearMatMul and QGemm multiply by the float32 scale's 24-bit
   significand and shift, rounding as float32 does
-  (:class:`~deeploy_generic_c.ops.float32_rounding.Float32RoundingRequantiser`):
+  (:class:`~deeploy_generic_c.kernels.float32_rounding.Float32RoundingRequantiser`):
   bit-exact with ONNX Runtime's fused kernels given the same inputs, so these
   layers add no error that later layers could grow;
 * QLinearAdd/Mul and the average pools, whose ONNX Runtime counterparts
@@ -23,7 +23,7 @@ requantised in float32 as ONNX Runtime's fused kernels do it
 average pools and Softmax are in :mod:`~deeploy_generic_c.ops.qlinear_float32`
 and :mod:`~deeploy_generic_c.ops.qlinear_softmax`.  Fixed-point mode marks its
 nodes ``requantization="tflite"``: Conv/MatMul/Gemm then requantise with
-TFLite's integer arithmetic (:mod:`~deeploy_generic_c.ops.tflite_requantiser`),
+TFLite's integer arithmetic (:mod:`~deeploy_generic_c.kernels.tflite_requantiser`),
 the other ops are in :mod:`~deeploy_generic_c.ops.qlinear_tflite`.  Nodes without
 the attribute (QOperator files) keep the kernels of this module.
 
@@ -45,29 +45,31 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops import _conv_kernels as conv_kernels
-from deeploy_generic_c.ops import _dot_rows as dot_rows
-from deeploy_generic_c.ops import _matmul_rows as matmul_rows
-from deeploy_generic_c.ops._qlinear_conv import conv_loops
-from deeploy_generic_c.ops._qlinear_operands import (
-    _operand,
-    _output,
-    _per_tensor,
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.kernels import integer_conv as conv_kernels
+from deeploy_generic_c.kernels import dot_rows as dot_rows
+from deeploy_generic_c.kernels import matmul_rows as matmul_rows
+from deeploy_generic_c.kernels.qlinear_conv import conv_loops
+from deeploy_generic_c.parsing.qlinear_operands import (
+    any_types,
+    quantised_operand,
+    quantised_output,
+    per_tensor_value,
     binary_layout,
     binary_operands,
     binary_zero_points,
     input_zero_point,
     unary_operands,
 )
-from deeploy_generic_c.ops._window import convolution_window, sliding_window
-from deeploy_generic_c.ops.float32_rounding import HEADER as ROUNDING_HEADER
-from deeploy_generic_c.ops.float32_rounding import Float32RoundingRequantiser
-from deeploy_generic_c.ops.float_bias import FloatBiasRequantiser, float_bias
-from deeploy_generic_c.ops.integer import INLINE, _loops
+from deeploy_generic_c.parsing.window import convolution_window, sliding_window
+from deeploy_generic_c.kernels.float32_rounding import HEADER as ROUNDING_HEADER
+from deeploy_generic_c.kernels.float32_rounding import Float32RoundingRequantiser
+from deeploy_generic_c.kernels.float_bias import FloatBiasRequantiser, float_bias
+from deeploy_generic_c.kernels.offset_loops import offset_loops
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 try:  # engineer B's TFLite requantiser (fixed-point mode); without it, "tflite" nodes find no Conv/MatMul/Gemm kernel
-    from deeploy_generic_c.ops import tflite_requantiser as _tflite
+    from deeploy_generic_c.kernels import tflite_requantiser as _tflite
 except ImportError:  # pragma: no cover - only while the module is absent
     _tflite = None  # type: ignore[assignment]
 
@@ -232,7 +234,7 @@ class _Requantising(NodeParser):
         """One scale per weight scale (per tensor or per output channel), clamped to the node's output range.
 
         A float ``bias`` (over ``channels`` outputs) is exact mode's only: it is added in float32
-        (:mod:`~deeploy_generic_c.ops.float_bias`); the integer arithmetics take an int32 bias.
+        (:mod:`~deeploy_generic_c.kernels.float_bias`); the integer arithmetics take an int32 bias.
         """
         mode = requantization_mode(node) or "fixed-point"
         if mode != self.requantization:
@@ -251,7 +253,7 @@ class _Requantising(NodeParser):
         if mode == "tflite":
             if _tflite is None:
                 raise NodeMismatch("attribute", "requantization='tflite' needs "
-                                                "deeploy_generic_c.ops.tflite_requantiser, "
+                                                "deeploy_generic_c.kernels.tflite_requantiser, "
                                                 "which this installation lacks")
             return clamp_requantiser(_tflite.for_op(node.op).from_parts(*parts), node)
         if mode != "fixed-point":
@@ -269,9 +271,9 @@ class QLinearConvParser(_Requantising):
     inputs = (8, 9)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, x_scale, x_zero = _operand(ctxt, node, 0)
-        w, w_scale, w_zero = _operand(ctxt, node, 3)
-        y, y_scale, y_zero = _output(ctxt, node, 6)
+        x, x_scale, x_zero = quantised_operand(ctxt, node, 0)
+        w, w_scale, w_zero = quantised_operand(ctxt, node, 3)
+        y, y_scale, y_zero = quantised_output(ctxt, node, 6)
         win = convolution_window(node, x, w, y)
         group = int(NodeParser.attribute(node, "group", 1))
         cg, mg = win.c // group, win.m // group
@@ -279,7 +281,7 @@ class QLinearConvParser(_Requantising):
             raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
         bias_buffer = ctxt[node.inputs[8].name] if NodeParser.is_present(node, 8) else None
         requant = self._requantiser(node, x_scale, w_scale, y_scale, y, y_zero, bias_buffer, win.m)
-        zx = _per_tensor(x_zero, "the input zero point")
+        zx = per_tensor_value(x_zero, "the input zero point")
         bias = "0" if bias_buffer is None or float_bias(bias_buffer) else f"(int32_t){bias_buffer.c_name}[mo]"
 
         def store(ox: str) -> str:
@@ -340,9 +342,9 @@ class _MatMulLike(_Requantising):
 
     def _emit(self, node: gs.Node, ctxt: NetworkContext, trans_b: bool, bias: str | None, y_scale_index: int,
               float_bias_buffer: Buffer | None = None) -> OperatorRepresentation:
-        a, a_scale, a_zero = _operand(ctxt, node, 0)
-        b, b_scale, b_zero = _operand(ctxt, node, 3)
-        y, y_scale, y_zero = _output(ctxt, node, y_scale_index)
+        a, a_scale, a_zero = quantised_operand(ctxt, node, 0)
+        b, b_scale, b_zero = quantised_operand(ctxt, node, 3)
+        y, y_scale, y_zero = quantised_output(ctxt, node, y_scale_index)
         if len(a.shape) < 2 or len(b.shape) < 2:
             raise NodeMismatch("shape", "both operands need at least two dimensions")
         m, k = a.shape[-2:]
@@ -355,7 +357,7 @@ class _MatMulLike(_Requantising):
         if b_scale.size not in (1, n) or b_zero.size not in (1, n):
             raise NodeMismatch("shape", f"B's scales/zero points must be per tensor or per column ({n})")
         requant = self._requantiser(node, a_scale, b_scale, y_scale, y, y_zero, float_bias_buffer, n)
-        za = _per_tensor(a_zero, "A's zero point")
+        za = per_tensor_value(a_zero, "A's zero point")
         b_index = "j * {k} + kk".format(k=k) if trans_b else f"kk * {n} + j"
         a_offset = f"bt * {m * k} + " if a_batched else ""
         b_offset = f"bt * {k * n} + " if b_batched else ""
@@ -482,7 +484,7 @@ class QLinearBinaryParser(NodeParser):
             requant = clamp_requantiser(Requantiser([1], [shift], y, y_zero), node)
             requant.extra = {"input_multipliers": scaled}
             body = requant.store(f"{y.c_name}[y]", f"(int64_t){qa} * {scaled[0]} + (int64_t){qb} * {scaled[1]}", "0")
-        return {"code": "{\n" + requant.declarations() + "\n" + _loops(shape, strides, body) + "\n}",
+        return {"code": "{\n" + requant.declarations() + "\n" + offset_loops(shape, strides, body) + "\n}",
                 "size": y.numel * 2, "requantization": requant.describe()}
 
 
@@ -532,10 +534,6 @@ for (int32_t p = 0; p < {planes}; ++p) {{
         return {"code": code, "size": y.numel * area, "requantization": requant.describe()}
 
 
-def _any(arity: int) -> NodeTypeChecker:
-    return NodeTypeChecker((None,) * arity, (None,))
-
-
 ROUNDING_INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h", ROUNDING_HEADER))
 """Inline code that calls ``dcg_requantize_float32``."""
 
@@ -556,21 +554,21 @@ def _requantised(parser: type[_Requantising], arity: int, op: str, scratch: bool
     def template(*headers: str) -> NodeTemplate:
         return _scratch_template(*headers) if scratch else NodeTemplate("${code}", headers=headers)
 
-    mappers = (*single_binding(parser(), _any(arity), f"{op} fixed-point", template(*ROUNDING_INLINE.headers)),
-               *single_binding(parser("float32"), _any(arity), f"{op} int32, float32 requantisation",
+    mappers = (*single_binding(parser(), any_types(arity), f"{op} fixed-point", template(*ROUNDING_INLINE.headers)),
+               *single_binding(parser("float32"), any_types(arity), f"{op} int32, float32 requantisation",
                                template("stdint.h", "math.h")))
     if _tflite is None:
         return mappers
     tflite = template("stdint.h", _tflite.HEADER)
-    return (*mappers, *single_binding(parser("tflite"), _any(arity), f"{op} int32, TFLite requantisation", tflite))
+    return (*mappers, *single_binding(parser("tflite"), any_types(arity), f"{op} int32, TFLite requantisation", tflite))
 
 
 MAPPERS = {
     "QLinearConv": _requantised(QLinearConvParser, 9, "QLinearConv", scratch=True),
     "QLinearMatMul": _requantised(QLinearMatMulParser, 8, "QLinearMatMul"),
     "com.microsoft.QGemm": _requantised(QGemmParser, 9, "QGemm"),
-    "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), _any(8), "QLinearAdd fixed-point", INLINE),
-    "com.microsoft.QLinearMul": single_binding(QLinearBinaryParser(), _any(8), "QLinearMul fixed-point", INLINE),
-    "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolParser(), _any(5), "QLinearAveragePool fixed-point", INLINE),
-    "com.microsoft.QLinearGlobalAveragePool": single_binding(QLinearAveragePoolParser(), _any(5), "QLinearGlobalAveragePool fixed-point", INLINE),
+    "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), any_types(8), "QLinearAdd fixed-point", INLINE),
+    "com.microsoft.QLinearMul": single_binding(QLinearBinaryParser(), any_types(8), "QLinearMul fixed-point", INLINE),
+    "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolParser(), any_types(5), "QLinearAveragePool fixed-point", INLINE),
+    "com.microsoft.QLinearGlobalAveragePool": single_binding(QLinearAveragePoolParser(), any_types(5), "QLinearGlobalAveragePool fixed-point", INLINE),
 }

@@ -3,7 +3,7 @@
 The lowering marks these nodes ``requantization="float32"``.  ONNX Runtime
 does not fuse DequantizeLinear → Add/Mul/AveragePool → QuantizeLinear; it
 dequantises, runs its float kernel and quantises.  These kernels do the same
-in float32 (:mod:`~deeploy_generic_c.ops.exact_quantisation` says how the
+in float32 (:mod:`~deeploy_generic_c.kernels.exact_quantisation` says how the
 dequantisation and quantisation stay exact under any contraction setting),
 and sum in the order of ONNX Runtime's CPU kernels:
 
@@ -33,18 +33,19 @@ from __future__ import annotations
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._qlinear_operands import (
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.parsing.qlinear_operands import (
     binary_layout,
     binary_operands,
     binary_zero_points,
     input_zero_point,
     unary_operands,
 )
-from deeploy_generic_c.ops._window import Window, sliding_window
-from deeploy_generic_c.ops.exact_quantisation import DequantTable, ExactQuantiser
-from deeploy_generic_c.ops.integer import _loops
-from deeploy_generic_c.ops.qlinear import _any, output_range, requantization_mode
+from deeploy_generic_c.parsing.window import Window, sliding_window
+from deeploy_generic_c.kernels.exact_quantisation import DequantTable, ExactQuantiser
+from deeploy_generic_c.kernels.offset_loops import offset_loops
+from deeploy_generic_c.ops.qlinear import output_range, requantization_mode
+from deeploy_generic_c.parsing.qlinear_operands import any_types
 
 FLOAT32 = "float32"
 TEMPLATE = NodeTemplate("${code}", headers=("stdint.h",))
@@ -78,7 +79,7 @@ class QLinearBinaryFloat32Parser(NodeParser):
         operation = "+" if node.op == "QLinearAdd" else "*"
         body = (f"{{ const float v = {table_a.at(f'{a.c_name}[o0]')} {operation} {table_b.at(f'{b.c_name}[o1]')}; "
                 f"{quantiser.store(f'{y.c_name}[y]', 'v')} }}")
-        code = "\n".join(["{", table_a.declaration(), table_b.declaration(), _loops(shape, strides, body), "}"])
+        code = "\n".join(["{", table_a.declaration(), table_b.declaration(), offset_loops(shape, strides, body), "}"])
         return {"code": code, "size": y.numel * 2,
                 "requantization": quantiser.describe(input_scales=[float(a_scale[0]), float(b_scale[0])])}
 
@@ -204,10 +205,10 @@ for (int32_t p = 0; p < {win.n * win.c}; ++p) {{
 
 
 MAPPERS = {
-    "com.microsoft.QLinearAdd": single_binding(QLinearBinaryFloat32Parser(), _any(8), "QLinearAdd float32", TEMPLATE),
-    "com.microsoft.QLinearMul": single_binding(QLinearBinaryFloat32Parser(), _any(8), "QLinearMul float32", TEMPLATE),
-    "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolFloat32Parser(), _any(5),
+    "com.microsoft.QLinearAdd": single_binding(QLinearBinaryFloat32Parser(), any_types(8), "QLinearAdd float32", TEMPLATE),
+    "com.microsoft.QLinearMul": single_binding(QLinearBinaryFloat32Parser(), any_types(8), "QLinearMul float32", TEMPLATE),
+    "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolFloat32Parser(), any_types(5),
                                                        "QLinearAveragePool float32", TEMPLATE),
-    "com.microsoft.QLinearGlobalAveragePool": single_binding(QLinearAveragePoolFloat32Parser(), _any(5),
+    "com.microsoft.QLinearGlobalAveragePool": single_binding(QLinearAveragePoolFloat32Parser(), any_types(5),
                                                              "QLinearGlobalAveragePool float32", TEMPLATE),
 }

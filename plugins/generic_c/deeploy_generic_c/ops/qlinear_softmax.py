@@ -20,7 +20,7 @@ fuses (``fmaf`` rounds once on every platform, hardware FMA or not) and
 separate assignments elsewhere; the one product followed by an addition
 (``p · 2^m`` added to a lane) goes through a ``volatile`` float, so no
 compiler can contract it.  The dequantised inputs come from a table and the
-quantisation is :class:`~deeploy_generic_c.ops.exact_quantisation.ExactQuantiser`.
+quantisation is :class:`~deeploy_generic_c.kernels.exact_quantisation.ExactQuantiser`.
 
 Bit-exactness is measured, not guaranteed: ONNX Runtime picks its exp kernel
 by CPU (AVX-512 machines run another one, Arm yet another), and the constants
@@ -36,10 +36,11 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation
-from deeploy_generic_c.ops._common import c_float, single_binding
-from deeploy_generic_c.ops._qlinear_operands import input_zero_point, unary_operands
-from deeploy_generic_c.ops.exact_quantisation import DequantTable, ExactQuantiser
-from deeploy_generic_c.ops.qlinear import _any, output_range
+from deeploy_generic_c.parsing.common import c_float, single_binding
+from deeploy_generic_c.parsing.qlinear_operands import input_zero_point, unary_operands
+from deeploy_generic_c.kernels.exact_quantisation import DequantTable, ExactQuantiser
+from deeploy_generic_c.ops.qlinear import output_range
+from deeploy_generic_c.parsing.qlinear_operands import any_types
 from deeploy_generic_c.ops.qlinear_float32 import exact_mode
 
 TEMPLATE = NodeTemplate("${code}", headers=("stdint.h", "string.h", "math.h"))
@@ -124,6 +125,6 @@ for (int32_t row = 0; row < {outer * inner}; ++row) {{
 
 
 MAPPERS = {
-    "com.microsoft.QLinearSoftmax": single_binding(QLinearSoftmaxFloat32Parser(), _any(5), "QLinearSoftmax float32",
+    "com.microsoft.QLinearSoftmax": single_binding(QLinearSoftmaxFloat32Parser(), any_types(5), "QLinearSoftmax float32",
                                                    TEMPLATE),
 }

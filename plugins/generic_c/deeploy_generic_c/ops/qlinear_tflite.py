@@ -3,7 +3,7 @@
 ``--quantization fixed-point`` marks its fused nodes ``requantization="tflite"``
 and promises LiteRT's outputs bit for bit on a model converted from ``.tflite``.
 Each TFLite kernel has an arithmetic of its own, reproduced here with the
-parameters :mod:`~deeploy_generic_c.ops.tflite_arithmetic` derives and the
+parameters :mod:`~deeploy_generic_c.parsing.tflite_arithmetic` derives and the
 helpers of ``dcg_tflite.h``:
 
 * Add: both operands less their zero points, shifted left by 20 bits, brought
@@ -15,7 +15,7 @@ helpers of ``dcg_tflite.h``:
 * GlobalAveragePool: TFLite writes a global average (Keras
   GlobalAveragePooling2D) as MEAN over the spatial axes, which rescales: the
   sum of ``x - z_x`` times one multiplier holding ``s_x / s_y`` and ``1/count``
-  (:func:`~deeploy_generic_c.ops.tflite_arithmetic.mean_parameters`), NCHW or
+  (:func:`~deeploy_generic_c.parsing.tflite_arithmetic.mean_parameters`), NCHW or
   ``channels_last`` (tf2onnx keeps TFLite's NHWC);
 * Softmax: differences to the row maximum in Q5.26, a fixed-point exp, a
   Q12.19 sum, its fixed-point reciprocal; the output scale is 1/256 at the
@@ -39,27 +39,27 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeMismatch, NodeParser, NodeTemplate, OperatorRepresentation,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._qlinear_operands import (
-    _operand,
-    _output,
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.parsing.qlinear_operands import (
+    quantised_operand,
+    quantised_output,
     binary_layout,
     binary_operands,
     binary_zero_points,
     input_zero_point,
     unary_operands,
 )
-from deeploy_generic_c.ops._window import sliding_window
-from deeploy_generic_c.ops.integer import _loops
-from deeploy_generic_c.ops.qlinear import _any
-from deeploy_generic_c.ops.tflite_arithmetic import (
+from deeploy_generic_c.parsing.window import sliding_window
+from deeploy_generic_c.kernels.offset_loops import offset_loops
+from deeploy_generic_c.parsing.qlinear_operands import any_types
+from deeploy_generic_c.parsing.tflite_arithmetic import (
     TfliteParameterError,
     add_parameters,
     mean_parameters,
     mul_parameters,
     softmax_parameters,
 )
-from deeploy_generic_c.ops.tflite_requantiser import HEADER
+from deeploy_generic_c.kernels.tflite_requantiser import HEADER
 
 _T = TypeVar("_T")
 TEMPLATE = NodeTemplate("${code}", headers=("stdint.h", HEADER))
@@ -134,7 +134,7 @@ class TfliteBinaryParser(NodeParser):
                     f"{y.c_name}[y] = ({y.dtype.c_type}){_saturate('tv', low, high)}; }}")
             described = {"left_shift": p.left_shift, "input_multipliers": [p.input1[0], p.input2[0]],
                          "input_shifts": [p.input1[1], p.input2[1]], "multiplier": p.output[0], "shift": p.output[1]}
-        return {"code": _loops(shape, strides, body), "size": y.numel * 2,
+        return {"code": offset_loops(shape, strides, body), "size": y.numel * 2,
                 "requantization": {"arithmetic": "tflite", **described, "zero_point": y_zero, "range": [low, high]}}
 
 
@@ -150,8 +150,8 @@ class TfliteAveragePoolParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         _require_tflite(node)
-        x, x_scale, x_zero = _operand(ctxt, node, 0)
-        y, y_scale, y_zero = _output(ctxt, node, 3)
+        x, x_scale, x_zero = quantised_operand(ctxt, node, 0)
+        y, y_scale, y_zero = quantised_output(ctxt, node, 3)
         _eight_bit(x, y)
         if int(NodeParser.attribute(node, "channels_last", 0)):
             raise NodeMismatch("attribute", "channels_last=1 is not supported (the kernel reads NCHW)")
@@ -208,8 +208,8 @@ class TfliteMeanParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         _require_tflite(node)
-        x, x_scale, x_zero = _operand(ctxt, node, 0)
-        y, y_scale, y_zero = _output(ctxt, node, 3)
+        x, x_scale, x_zero = quantised_operand(ctxt, node, 0)
+        y, y_scale, y_zero = quantised_output(ctxt, node, 3)
         _eight_bit(x, y)
         if x_scale.size != 1 or len(x.shape) < 3:
             raise NodeMismatch("shape", "the input scale must be per tensor and the input at least 3-D")
@@ -300,11 +300,11 @@ for (int32_t o = 0; o < {outer}; ++o) {{
 
 
 MAPPERS = {
-    "com.microsoft.QLinearAdd": single_binding(TfliteBinaryParser(), _any(8), "QLinearAdd TFLite", TEMPLATE),
-    "com.microsoft.QLinearMul": single_binding(TfliteBinaryParser(), _any(8), "QLinearMul TFLite", TEMPLATE),
-    "com.microsoft.QLinearAveragePool": single_binding(TfliteAveragePoolParser(), _any(5), "QLinearAveragePool TFLite",
+    "com.microsoft.QLinearAdd": single_binding(TfliteBinaryParser(), any_types(8), "QLinearAdd TFLite", TEMPLATE),
+    "com.microsoft.QLinearMul": single_binding(TfliteBinaryParser(), any_types(8), "QLinearMul TFLite", TEMPLATE),
+    "com.microsoft.QLinearAveragePool": single_binding(TfliteAveragePoolParser(), any_types(5), "QLinearAveragePool TFLite",
                                                        TEMPLATE),
-    "com.microsoft.QLinearGlobalAveragePool": single_binding(TfliteMeanParser(), _any(5),
+    "com.microsoft.QLinearGlobalAveragePool": single_binding(TfliteMeanParser(), any_types(5),
                                                              "QLinearGlobalAveragePool TFLite MEAN", TEMPLATE),
-    "com.microsoft.QLinearSoftmax": single_binding(TfliteSoftmaxParser(), _any(5), "QLinearSoftmax TFLite", TEMPLATE),
+    "com.microsoft.QLinearSoftmax": single_binding(TfliteSoftmaxParser(), any_types(5), "QLinearSoftmax TFLite", TEMPLATE),
 }

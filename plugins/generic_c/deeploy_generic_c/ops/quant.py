@@ -20,9 +20,9 @@ from onnx import TensorProto
 from deeploy_core.plugin_api import (
     CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import c_float, one_output_of
+from deeploy_generic_c.parsing.common import c_float, one_output_of
 from deeploy_generic_c.ops.dequant import float_attribute
-from deeploy_generic_c.ops.integer import INLINE
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 
 QUANT_SCHEMA = CustomOpSchema("Quant", types=one_output_of(TensorProto.INT8))

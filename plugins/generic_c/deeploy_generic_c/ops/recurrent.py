@@ -32,7 +32,7 @@ from deeploy_core.plugin_api import (
     Buffer, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.lowering_recurrent import PARAMETER_INPUTS, SCALES, ZERO_POINTS
-from deeploy_generic_c.ops._common import c_float
+from deeploy_generic_c.parsing.common import c_float
 
 HEADERS = ("dcg_recurrent.h",)
 

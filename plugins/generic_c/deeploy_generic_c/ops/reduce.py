@@ -20,8 +20,8 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._axis_loops import reduction_axes
-from deeploy_generic_c.ops._common import HEADERS, c_float, single_binding
+from deeploy_generic_c.kernels.axis_loops import reduction_axes
+from deeploy_generic_c.parsing.common import HEADERS, c_float, single_binding
 
 KINDS = {"reduce_sum": "DCG_REDUCE_SUM", "reduce_mean": "DCG_REDUCE_SUM", "reduce_max": "DCG_REDUCE_MAX",
          "reduce_min": "DCG_REDUCE_MIN"}

@@ -19,9 +19,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     AlongAxes, DataType, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._axis_loops import narrowed, reduction_axes, reduction_code
-from deeploy_generic_c.ops._common import HEADERS
-from deeploy_generic_c.ops._strided import block
+from deeploy_generic_c.kernels.axis_loops import narrowed, reduction_axes, reduction_code
+from deeploy_generic_c.parsing.common import HEADERS
+from deeploy_generic_c.kernels.strided import block
 
 FLOATS = (dtypes.FLOAT32, dtypes.FLOAT64)
 INTEGERS = (dtypes.INT8, dtypes.INT16, dtypes.INT32, dtypes.INT64, dtypes.UINT8, dtypes.UINT16, dtypes.UINT32, dtypes.UINT64)

@@ -35,8 +35,8 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._dialect import element_loops, integer_attribute, require_integer, shift_of
-from deeploy_generic_c.ops.integer import INLINE
+from deeploy_generic_c.parsing.dialect import element_loops, integer_attribute, require_integer, shift_of
+from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 GROUPS = ("rqs1", "rqs2", "rqsOut")
 """The attribute prefixes: first input, second input, output."""

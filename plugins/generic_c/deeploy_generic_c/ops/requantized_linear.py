@@ -34,7 +34,8 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper, shape_inference
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeBinding, NodeMapper
-from deeploy_generic_c.ops.integer import ANY, INLINE, RequantizedGemmParser, RequantizedMatMulParser
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
+from deeploy_generic_c.ops.integer import RequantizedGemmParser, RequantizedMatMulParser
 
 _FLOATS = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16})
 _BY_BITS = ((8, TensorProto.UINT8, TensorProto.INT8), (16, TensorProto.UINT16, TensorProto.INT16),

@@ -25,11 +25,11 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._common import HEADERS
-from deeploy_generic_c.ops._resize_c import PAIRWISE_FROM, ResizeLoops, resize_code
-from deeploy_generic_c.ops._resize_plan import ResizeFormError, resized_axes
-from deeploy_generic_c.ops._resize_tiles import ResizeTiles
-from deeploy_generic_c.ops._resize_taps import (
+from deeploy_generic_c.parsing.common import HEADERS
+from deeploy_generic_c.kernels.resize import PAIRWISE_FROM, ResizeLoops, resize_code
+from deeploy_generic_c.parsing.resize_plan import ResizeFormError, resized_axes
+from deeploy_generic_c.parsing.resize_tiles import ResizeTiles
+from deeploy_generic_c.parsing.resize_taps import (
     COORDINATE_MODES,
     MODES,
     NEAREST_MODES,

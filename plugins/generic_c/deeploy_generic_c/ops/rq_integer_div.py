@@ -22,7 +22,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     ChannelParameters, CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.ops._dialect import (
+from deeploy_generic_c.parsing.dialect import (
     channel_index,
     element_loops,
     first_constant,
@@ -30,8 +30,9 @@ from deeploy_generic_c.ops._dialect import (
     require_integer,
     saturate_int8,
 )
-from deeploy_generic_c.ops._scalar_parameters import ScalarParameters
-from deeploy_generic_c.ops.integer import ANY, INLINE, Requantisation
+from deeploy_generic_c.parsing.scalar_parameters import ScalarParameters
+from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
+from deeploy_generic_c.kernels.requantisation import Requantisation
 
 
 def quotient_statements(node: gs.Node, a: str, b: str) -> str:

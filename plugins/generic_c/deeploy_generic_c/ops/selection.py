@@ -17,9 +17,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
-from deeploy_generic_c.ops._common import int_array, single_binding
-from deeploy_generic_c.ops._indexing import require_index_type, require_same_type
-from deeploy_generic_c.ops._strided import (
+from deeploy_generic_c.parsing.common import int_array, single_binding
+from deeploy_generic_c.parsing.indexing import require_index_type, require_same_type
+from deeploy_generic_c.kernels.strided import (
     block,
     counters,
     dense_strides,

@@ -20,7 +20,7 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
-from deeploy_generic_c.ops._common import int_array, single_binding
+from deeploy_generic_c.parsing.common import int_array, single_binding
 
 
 class SplitParser(NodeParser):

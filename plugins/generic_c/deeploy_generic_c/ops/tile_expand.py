@@ -1,6 +1,6 @@
 """Tile (constant repeats) and Expand (numpy broadcast to the output's static shape) for every element type.
 
-Both are a strided copy (:func:`deeploy_generic_c.ops._strided.strided_copy`):
+Both are a strided copy (:func:`deeploy_generic_c.kernels.strided.strided_copy`):
 Expand reads broadcast axes with stride 0; Tile walks the output as
 ``[r0, d0, r1, d1, …]`` (repeat, then input axis) and reads the input with
 strides ``[0, s0, 0, s1, …]``, which is exactly the tiled layout in C order.
@@ -21,9 +21,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     Box, DataType, Elementwise, Extent, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, TileConstraint,
 )
-from deeploy_generic_c.ops._common import CALL, broadcast_strides
-from deeploy_generic_c.ops._indexing import require_same_type
-from deeploy_generic_c.ops._strided import (
+from deeploy_generic_c.parsing.common import CALL, broadcast_strides
+from deeploy_generic_c.parsing.indexing import require_same_type
+from deeploy_generic_c.kernels.strided import (
     block,
     counters,
     dense_strides,

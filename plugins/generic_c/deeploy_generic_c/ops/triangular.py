@@ -10,9 +10,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation,
 )
-from deeploy_generic_c.ops._common import single_binding
-from deeploy_generic_c.ops._indexing import require_same_type
-from deeploy_generic_c.ops._strided import block, nested_loops, typed_views
+from deeploy_generic_c.parsing.common import single_binding
+from deeploy_generic_c.parsing.indexing import require_same_type
+from deeploy_generic_c.kernels.strided import block, nested_loops, typed_views
 
 
 class TriluParser(NodeParser):

@@ -17,7 +17,7 @@ from typing import Any
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Box, Extent, NetworkContext, TileConstraint
-from deeploy_generic_c.ops._tile_inputs import constant_ints, whole_parameter_boxes, whole_parameter_extents
+from deeploy_generic_c.parsing.tile_inputs import constant_ints, whole_parameter_boxes, whole_parameter_extents
 
 TILE_BEGIN_ATTRIBUTE = "tile_slice_begin"
 """The attribute a tile's node carries: its begin per axis in the tile's input box (the parser prefers it)."""

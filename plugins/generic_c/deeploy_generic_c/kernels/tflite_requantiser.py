@@ -3,7 +3,7 @@
 A model converted from ``.tflite`` promises LiteRT's outputs, and TFLite's
 requantisation differs from ONNX Runtime's float32 one: it derives a 31-bit
 multiplier and a shift from ``double(s_in) · double(s_w[c]) / double(s_out)``
-(:func:`~deeploy_generic_c.ops.tflite_arithmetic.quantize_multiplier`) and
+(:func:`~deeploy_generic_c.parsing.tflite_arithmetic.quantize_multiplier`) and
 rounds twice: a doubling high multiply (halves up), then a rounding right
 shift (halves away from zero).  :class:`TfliteRequantiser` derives the same parameters and emits
 calls to ``dcg_tfl_requantize`` (``dcg_tflite.h``), so each layer equals
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from deeploy_core.plugin_api import Buffer, NodeMismatch
-from deeploy_generic_c.ops.tflite_arithmetic import TfliteParameterError, linear_multipliers
+from deeploy_generic_c.parsing.tflite_arithmetic import TfliteParameterError, linear_multipliers
 
 HEADER = "dcg_tflite.h"
 """The runtime header defining ``dcg_tfl_requantize``."""

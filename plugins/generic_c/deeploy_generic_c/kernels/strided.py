@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from deeploy_core.plugin_api import DataType, NodeMismatch
-from deeploy_generic_c.ops._common import collapse_broadcast
+from deeploy_generic_c.parsing.common import collapse_broadcast
 
 
 def dense_strides(shape: Sequence[int]) -> list[int]:

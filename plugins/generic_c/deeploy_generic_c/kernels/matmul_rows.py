@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from deeploy_core.plugin_api import Buffer
-from deeploy_generic_c.ops._conv_kernels import NARROW_DATA
-from deeploy_generic_c.ops._dot_block import CLANG_WIDTH_8, indent
+from deeploy_generic_c.kernels.integer_conv import NARROW_DATA
+from deeploy_generic_c.kernels.dot_block import CLANG_WIDTH_8, indent
 
 ROW_BLOCK = 64
 """Columns per accumulator block: 16 SSE registers' worth of int32, small enough to stay in L1 on any core."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, NodeParser
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
+from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, NodeParser, NodeTypeChecker
+from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
 
 Operand = tuple[Buffer, np.ndarray, np.ndarray]
-"""(tensor, scale values, zero-point values), as ``_operand`` reads them."""
+"""(tensor, scale values, zero-point values), as ``quantised_operand`` reads them."""
 Output = tuple[Buffer, float, int]
 """(tensor, scale, zero point) of the per-tensor output."""
 
@@ -26,7 +26,7 @@ def _constant(ctxt: NetworkContext, name: str, what: str) -> np.ndarray:
     return np.asarray(values).reshape(-1)
 
 
-def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, np.ndarray, np.ndarray]:
+def quantised_operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, np.ndarray, np.ndarray]:
     """(tensor, scale values, zero-point values) of the operand whose tensor is input ``first``."""
     tensor = ctxt[node.inputs[first].name]
     if tensor.dtype.is_float:
@@ -37,7 +37,7 @@ def _operand(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, n
     return tensor, scale.astype(np.float64), zero.astype(np.int64)
 
 
-def _output(ctxt: NetworkContext, node: gs.Node, scale_index: int) -> tuple[Buffer, float, int]:
+def quantised_output(ctxt: NetworkContext, node: gs.Node, scale_index: int) -> tuple[Buffer, float, int]:
     y = ctxt[node.outputs[0].name]
     scale = _constant(ctxt, node.inputs[scale_index].name, "the output scale")
     zero = _constant(ctxt, node.inputs[scale_index + 1].name, "the output zero point") if NodeParser.is_present(node, scale_index + 1) \
@@ -47,7 +47,7 @@ def _output(ctxt: NetworkContext, node: gs.Node, scale_index: int) -> tuple[Buff
     return y, float(scale[0]), int(zero[0])
 
 
-def _per_tensor(values: np.ndarray, what: str) -> int:
+def per_tensor_value(values: np.ndarray, what: str) -> int:
     if values.size != 1:
         raise NodeMismatch("shape", f"{what} must be per tensor")
     return int(values[0])
@@ -55,9 +55,9 @@ def _per_tensor(values: np.ndarray, what: str) -> int:
 
 def binary_operands(ctxt: NetworkContext, node: gs.Node) -> tuple[Operand, Operand, Output]:
     """A (inputs 0-2), B (3-5) and Y (scale and zero point at 6-7) of QLinearAdd / QLinearMul, scales per tensor."""
-    a = _operand(ctxt, node, 0)
-    b = _operand(ctxt, node, 3)
-    y = _output(ctxt, node, 6)
+    a = quantised_operand(ctxt, node, 0)
+    b = quantised_operand(ctxt, node, 3)
+    y = quantised_output(ctxt, node, 6)
     if a[1].size != 1 or b[1].size != 1:
         raise NodeMismatch("shape", "scales must be per tensor")
     return a, b, y
@@ -65,7 +65,7 @@ def binary_operands(ctxt: NetworkContext, node: gs.Node) -> tuple[Operand, Opera
 
 def binary_zero_points(a_zero: np.ndarray, b_zero: np.ndarray) -> tuple[int, int]:
     """A's and B's zero points, each a single value."""
-    return _per_tensor(a_zero, "A's zero point"), _per_tensor(b_zero, "B's zero point")
+    return per_tensor_value(a_zero, "A's zero point"), per_tensor_value(b_zero, "B's zero point")
 
 
 def binary_layout(a: Buffer, b: Buffer, y: Buffer) -> tuple[list[int], list[list[int]]]:
@@ -75,8 +75,8 @@ def binary_layout(a: Buffer, b: Buffer, y: Buffer) -> tuple[list[int], list[list
 
 def unary_operands(ctxt: NetworkContext, node: gs.Node) -> tuple[Operand, Output]:
     """X (inputs 0-2) and Y (scale and zero point at 3-4) of a one-input QLinear op, the input scale per tensor."""
-    x = _operand(ctxt, node, 0)
-    y = _output(ctxt, node, 3)
+    x = quantised_operand(ctxt, node, 0)
+    y = quantised_output(ctxt, node, 3)
     if x[1].size != 1:
         raise NodeMismatch("shape", "the input scale must be per tensor")
     return x, y
@@ -84,4 +84,9 @@ def unary_operands(ctxt: NetworkContext, node: gs.Node) -> tuple[Operand, Output
 
 def input_zero_point(x_zero: np.ndarray) -> int:
     """X's zero point, a single value."""
-    return _per_tensor(x_zero, "the input zero point")
+    return per_tensor_value(x_zero, "the input zero point")
+
+
+def any_types(arity: int) -> NodeTypeChecker:
+    """A checker that takes any types for ``arity`` inputs and one output: the QLinear parsers check types themselves."""
+    return NodeTypeChecker((None,) * arity, (None,))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import DataType, NetworkContext, NodeMismatch, NodeParser
-from deeploy_generic_c.ops._strided import block, counters, nested_loops, normalise_axis, offset
+from deeploy_generic_c.kernels.strided import block, counters, nested_loops, normalise_axis, offset
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from deeploy_core.plugin_api import Buffer, NodeMismatch
-from deeploy_generic_c.ops._common import c_float
-from deeploy_generic_c.ops.exact_quantisation import MAGIC
+from deeploy_generic_c.parsing.common import c_float
+from deeploy_generic_c.kernels.exact_quantisation import MAGIC
 
 SATURATION_MARGIN = 2
 """Output steps beyond the range where the product's clamp sits: past it the output saturates either way."""

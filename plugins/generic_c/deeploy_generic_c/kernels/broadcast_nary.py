@@ -1,6 +1,6 @@
 """One element-wise loop over any number of numpy-broadcast operands, with the layer's constant bounds.
 
-Why another loop writer: :func:`_loops.binary_loop` reads exactly two float
+Why another loop writer: :func:`deeploy_generic_c.kernels.loops.binary_loop` reads exactly two float
 operands; Where has three, Sum/Mean/Max/Min any number, and the typed kernels
 read int64, bool or double elements.  Here the caller gives the statement
 (``target``, one read expression per operand), so the element type stays the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
 
 Statement = Callable[[str, Sequence[str]], str]
 """``statement(target, reads)``: the C statement that stores into ``target`` from one read expression per operand."""

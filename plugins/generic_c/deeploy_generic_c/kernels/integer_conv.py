@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from deeploy_core.plugin_api import Buffer
-from deeploy_generic_c.ops._dot_block import dot_rows, dot_rows_pair, indent
-from deeploy_generic_c.ops._window import Window
+from deeploy_generic_c.kernels.dot_block import dot_rows, dot_rows_pair, indent
+from deeploy_generic_c.parsing.window import Window
 
 POINTWISE_BLOCK_BYTES = 4096
 """Upper bound of the pointwise kernel's transposed pixel block (int16), unless one group of four pixels needs more."""

@@ -20,7 +20,7 @@ from typing import Any
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Box, Extent, NetworkContext, TileConstraint
-from deeploy_generic_c.ops._tile_inputs import constant_ints, data_extents_following, whole_parameter_boxes
+from deeploy_generic_c.parsing.tile_inputs import constant_ints, data_extents_following, whole_parameter_boxes
 
 TILE_BEGIN_ATTRIBUTE = "tile_pads_begin"
 """The attribute a tile's node carries: its own begin offset per axis (the parser prefers it to the pads input)."""

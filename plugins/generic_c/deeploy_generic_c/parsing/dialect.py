@@ -13,8 +13,8 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch
-from deeploy_generic_c.ops._common import broadcast_strides, collapse_broadcast
-from deeploy_generic_c.ops.integer import _loops
+from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
+from deeploy_generic_c.kernels.offset_loops import offset_loops
 
 
 def integer_attribute(node: gs.Node, name: str) -> int:
@@ -63,9 +63,9 @@ def element_loops(y: Buffer, operands: list[Buffer], body: str, per_channel: boo
     """
     strides = [broadcast_strides(operand.shape, y.shape) for operand in operands]
     if per_channel:
-        return _loops(list(y.shape), strides, body)
+        return offset_loops(list(y.shape), strides, body)
     shape, merged = collapse_broadcast(y.shape, strides)
-    return _loops(shape, merged, body)
+    return offset_loops(shape, merged, body)
 
 
 def channel_index(y: Buffer) -> str:

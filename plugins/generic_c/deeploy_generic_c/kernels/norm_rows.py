@@ -9,8 +9,8 @@ import math
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, NodeParser
-from deeploy_generic_c.ops._common import c_float
-from deeploy_generic_c.ops._strided import normalise_axis
+from deeploy_generic_c.parsing.common import c_float
+from deeploy_generic_c.kernels.strided import normalise_axis
 
 
 def rows_and_length(node: gs.Node, x: Buffer) -> tuple[int, int]:

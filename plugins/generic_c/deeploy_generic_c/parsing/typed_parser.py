@@ -23,8 +23,8 @@ from deeploy_core.plugin_api import (
     NodeTypeChecker,
     OperatorRepresentation,
 )
-from deeploy_generic_c.ops._broadcast_nary import broadcast_loop
-from deeploy_generic_c.ops._common import HEADERS, MAX_DIMS, single_binding
+from deeploy_generic_c.kernels.broadcast_nary import broadcast_loop
+from deeploy_generic_c.parsing.common import HEADERS, MAX_DIMS, single_binding
 
 CALL_WITH_MATH = NodeTemplate("${call}", headers=HEADERS + ("math.h",))
 

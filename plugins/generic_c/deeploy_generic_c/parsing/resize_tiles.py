@@ -14,8 +14,8 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import Box, Extent, NetworkContext, TileConstraint
-from deeploy_generic_c.ops._resize_plan import ResizeFormError, resized_axes
-from deeploy_generic_c.ops._tile_inputs import constant_values, data_extents_following, whole_parameter_boxes
+from deeploy_generic_c.parsing.resize_plan import ResizeFormError, resized_axes
+from deeploy_generic_c.parsing.tile_inputs import constant_values, data_extents_following, whole_parameter_boxes
 
 
 def _constant(ctxt: NetworkContext, node: gs.Node, index: int) -> np.ndarray | None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from deeploy_core.plugin_api import Buffer
-from deeploy_generic_c.ops._dot_block import CLANG_WIDTH_8, indent
-from deeploy_generic_c.ops._matmul_rows import Store
+from deeploy_generic_c.kernels.dot_block import CLANG_WIDTH_8, indent
+from deeploy_generic_c.kernels.matmul_rows import Store
 
 BYTE_TYPES = ("int8_t", "uint8_t")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import DataType, NetworkContext, NodeTypeChecker, dtypes
-from deeploy_generic_c.ops._common import c_float
+from deeploy_generic_c.parsing.common import c_float
 
 FLOATS: tuple[DataType, ...] = (dtypes.FLOAT32, dtypes.FLOAT64)
 SIGNED: tuple[DataType, ...] = (dtypes.INT8, dtypes.INT16, dtypes.INT32, dtypes.INT64)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from deeploy_generic_c.ops._common import broadcast_strides, c_float, collapse_broadcast
+from deeploy_generic_c.parsing.common import broadcast_strides, c_float, collapse_broadcast
 
 Expression = Callable[[str, str], str]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deeploy_core.plugin_api import Buffer, NodeMismatch, dtypes
-from deeploy_generic_c.ops._strided import check_constant_indices
+from deeploy_generic_c.kernels.strided import check_constant_indices
 
 
 def require_same_type(source: Buffer, target: Buffer, what: str = "output") -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from deeploy_core.plugin_api import Buffer, NodeMismatch
-from deeploy_generic_c.ops._common import c_float
+from deeploy_generic_c.parsing.common import c_float
 
 MAGIC = "12582912.0f"
 """1.5 · 2^23: adding and subtracting it rounds a float of magnitude below 2^22 half to even."""

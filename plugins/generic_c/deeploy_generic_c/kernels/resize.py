@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from deeploy_core.plugin_api import DataType, dtypes
-from deeploy_generic_c.ops._common import c_float
-from deeploy_generic_c.ops._resize_taps import AxisTaps
+from deeploy_generic_c.parsing.common import c_float
+from deeploy_generic_c.parsing.resize_taps import AxisTaps
 
 PAIRWISE_FROM = 8
 """numpy's pairwise summation (``pairwise_sum`` in its loops) starts at eight elements; below, it adds in order."""

@@ -26,7 +26,7 @@ from dataclasses import replace
 import numpy as np
 
 from deeploy_core.plugin_api import Buffer
-from deeploy_generic_c.ops._window import Window
+from deeploy_generic_c.parsing.window import Window
 
 BLOCKS = (16, 8, 4, 2)
 """Block lengths tried, longest first: the longest that fits the row's interior outputs."""
