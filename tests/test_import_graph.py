@@ -208,7 +208,7 @@ def test_graph_covers_the_core_and_every_plugin() -> None:
     assert "deeploy_tetris.random_order" in module_level["deeploy_tetris.co_optimised"]
     assert "deeploy_core.tiling.geometry" in module_level["deeploy_core.tiling.cp_model"]
     # a type-only import (under `if TYPE_CHECKING:`) is an edge of both graphs
-    assert "deeploy_core.tiling.parallel" in module_level["deeploy_core.tiling.codegen"]
+    assert "deeploy_core.tiling.parallel" in module_level["deeploy_core.tiling.tile_loop_plan"]
     # the registration builds the platform data on first use: a run-time edge only
     assert "deeploy_generic_c.platform" not in module_level["deeploy_generic_c.plugin"]
     assert "deeploy_generic_c.platform" in run_time["deeploy_generic_c.plugin"]

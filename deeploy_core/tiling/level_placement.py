@@ -23,10 +23,10 @@ from deeploy_core.extension_origin import ExtensionOrigin
 from deeploy_core.ir import NetworkContext
 from deeploy_core.midend.memory_plan import align_up
 from deeploy_core.progress import Progress
-from deeploy_core.tiling.codegen import LayerLayout
 from deeploy_core.tiling.cp_model import EXTRA_BLOCK
 from deeploy_core.tiling.diagnosis import layer_label
 from deeploy_core.tiling.errors import TilingInfeasibleError
+from deeploy_core.tiling.layer_layout import LayerLayout
 from deeploy_core.tiling.memory_map import LevelMap, MapBlock
 from deeploy_core.tiling.scratch_term import SCRATCH_BLOCK
 from deeploy_core.tiling.state import TilingState

@@ -46,7 +46,7 @@ from deeploy_core.memory.hierarchy import MemoryHierarchy
 from deeploy_core.midend.lifetimes import Lifetime
 from deeploy_core.midend.memory_plan import MemoryPlan, align_up
 from deeploy_core.platform import StaticPlacement
-from deeploy_core.tiling.codegen import LayerLayout
+from deeploy_core.tiling.layer_layout import LayerLayout
 from deeploy_core.tiling.staging import LayerStaging, StagedBuffer
 from deeploy_core.tiling.state import TilingState
 from deeploy_core.tiling.tiles import TiledLayer, box_shape

@@ -17,10 +17,10 @@ from typing import Any
 from deeploy_core.allocation.checked_solve import allocator_origin
 from deeploy_core.errors import DeeployError
 from deeploy_core.midend.memory_plan import plan_arena
-from deeploy_core.tiling.codegen import LayerLayout
 from deeploy_core.tiling.diagnosis import layer_label
 from deeploy_core.tiling.errors import TilingInfeasibleError
 from deeploy_core.tiling.fusion.lifetimes import fused_lifetimes, intermediate_tensors
+from deeploy_core.tiling.layer_layout import LayerLayout
 from deeploy_core.tiling.level_placement import LevelPlacer, check_level_maps
 from deeploy_core.tiling.outer_level import OuterLevelPlacement, OuterLevelTooSmall, place_outer_level
 from deeploy_core.tiling.parallel import split_layer

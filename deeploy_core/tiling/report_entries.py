@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deeploy_core.tiling.codegen import LayerLayout
+from deeploy_core.tiling.layer_layout import LayerLayout
 from deeploy_core.tiling.parallel import LayerSplit, split_summary
 from deeploy_core.tiling.tiles import TiledLayer
 

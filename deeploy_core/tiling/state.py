@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from deeploy_core.tiling.codegen import LayerLayout
 from deeploy_core.tiling.fusion.boxes import PatternCost
 from deeploy_core.tiling.fusion.pattern import FusedPattern
+from deeploy_core.tiling.layer_layout import LayerLayout
 from deeploy_core.tiling.memory_map import LevelMap
 from deeploy_core.tiling.parallel import LayerSplit
 from deeploy_core.tiling.tiles import TiledLayer

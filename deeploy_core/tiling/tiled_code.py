@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 from deeploy_core.codegen.execution_block import ExecutionBlock
 from deeploy_core.ir import NetworkContext
 from deeploy_core.ir.names import c_comment_text
-from deeploy_core.tiling.codegen import emit_tiled_layer
-from deeploy_core.tiling.fusion.codegen import emit_fused_pattern
 from deeploy_core.tiling.fusion.pattern import FusedPattern
+from deeploy_core.tiling.loop_layer import loop_layer
 from deeploy_core.tiling.outer_level import OuterLevelPlacement
-from deeploy_core.tiling.staged_code import emit_staged_layer
 from deeploy_core.tiling.staging import LayerStaging
 from deeploy_core.tiling.state import TilingState
+from deeploy_core.tiling.tile_loop import emit_tile_loop
+from deeploy_core.tiling.tile_loop_plan import TileLoopPlan
 from deeploy_core.tiling.tiles import TiledLayer
 from deeploy_core.tiling.transfers import TransferPrimitives
 
@@ -46,26 +46,10 @@ class TiledLayerCode:
         self.level_pointer = level_pointer
         self.parallelism = parallelism
         self.outer = outer
-        """Tensors beyond the home level: a layer with one gets two-hop transfers (:mod:`.staged_code`)."""
+        """Tensors beyond the home level: a layer with one gets two-hop transfers (:mod:`.transfer_functions`)."""
         self._tiled: dict[int, TiledLayer] = {tiled.layer.index: tiled for tiled in state.tiled_layers}
         self._shared: dict[str, str] = {}
         self._patterns: dict[str, FusedPattern] = {name: pattern for pattern in state.patterns for name in pattern.names}
-
-    def _apply_fused(self, block: ExecutionBlock, ctxt: NetworkContext, pattern: FusedPattern) -> ExecutionBlock:
-        """The pattern's loop replaces its last layer's body; the earlier layers run inside it and emit nothing."""
-        key = block.layer.c_name
-        if key != pattern.key:
-            block.body = [f"/* {c_comment_text(block.layer.name)}: computed tile by tile in the fused loop of "
-                          f"{c_comment_text(pattern.layers[-1].name)} */"]
-            return block
-        members = [self._tiled[layer.index] for layer in pattern.layers]
-        body, definitions = emit_fused_pattern(
-            members, ctxt, [self.state.layouts[name] for name in pattern.names], self.transfers, self.level_pointer,
-            f"{key}_fused", self._shared, self.parallelism, [self.state.splits.get(name) for name in pattern.names],
-            [self._staging(name) for name in pattern.names])
-        block.body = [body]
-        block.definitions.extend(definitions)
-        return block
 
     def apply(self, block: ExecutionBlock, ctxt: NetworkContext) -> ExecutionBlock:
         tiled = self._tiled.get(block.layer.index)
@@ -73,16 +57,41 @@ class TiledLayerCode:
             return block
         key = tiled.layer.c_name
         pattern = self._patterns.get(key)
-        if pattern is not None:
-            return self._apply_fused(block, ctxt, pattern)
-        staging = self._staging(key)  # tensors beyond home: pipelined outer hop (staged_code) or both hops at once
-        emit = emit_staged_layer if staging is not None and staging.pipelined else emit_tiled_layer
-        body, definitions = emit(
-            tiled, ctxt, self.state.layouts[key], self.transfers, self.level_pointer, f"{key}_tiled", self._shared,
-            self.parallelism, self.state.splits.get(key), staging)
+        if pattern is None:
+            subject = c_comment_text(tiled.layer.name)
+            body, definitions = self._tile_loop([tiled], [key], ctxt, f"{key}_tiled", subject)
+        elif key != pattern.key:  # the pattern's loop replaces its last layer's body; the earlier ones run inside it
+            block.body = [f"/* {c_comment_text(block.layer.name)}: computed tile by tile in the fused loop of "
+                          f"{c_comment_text(pattern.layers[-1].name)} */"]
+            return block
+        else:
+            members = [self._tiled[layer.index] for layer in pattern.layers]
+            names = " -> ".join(c_comment_text(t.layer.name or t.layer.c_name) for t in members)
+            body, definitions = self._tile_loop(members, list(pattern.names), ctxt, f"{key}_fused",
+                                                f"fused pattern {names}")
         block.body = [body]
         block.definitions.extend(definitions)
         return block
+
+    def _tile_loop(self, members: list[TiledLayer], keys: list[str], ctxt: NetworkContext, prefix: str,
+                   subject: str) -> tuple[str, list[str]]:
+        """(body, file-scope definitions) of the loop running ``members`` (layers ``keys``) tile by tile.
+
+        A layer alone whose tensors beyond home have two staging slots gets its
+        outer hop pipelined by the loop; a fused chain takes both hops inside
+        its transfer functions.
+        """
+        stagings = [self._staging(key) for key in keys]
+        outer_hop = len(keys) == 1 and stagings[0] is not None and stagings[0].pipelined
+        plan = TileLoopPlan(cluster=self.parallelism, slots=self.state.layouts[keys[-1]].slots, outer_hop=outer_hop,
+                            layers=len(keys))
+        layers = [loop_layer(tiled, ctxt, self.state.layouts[key], self.transfers, self.level_pointer,
+                             f"{tiled.layer.c_name}_tiled", self._shared, self.parallelism, self.state.splits.get(key),
+                             staging, outer_hop)
+                  for key, tiled, staging in zip(keys, members, stagings)]
+        body, task = emit_tile_loop(plan, layers, subject, len(members[-1].tiles), prefix, self.level_pointer,
+                                    self.transfers)
+        return body, [definition for layer in layers for definition in layer.definitions] + task
 
     def _staging(self, key: str) -> LayerStaging | None:
         """The staging buffers of layer ``key``'s tensors beyond the home level (None: every tensor at home)."""

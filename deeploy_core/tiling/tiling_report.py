@@ -12,8 +12,8 @@ from typing import Any
 from deeploy_core.ir import BufferKind, NetworkContext
 from deeploy_core.mapping import Layer
 from deeploy_core.memory.hierarchy import MemoryHierarchy
-from deeploy_core.tiling.codegen import bytes_moved
 from deeploy_core.tiling.fusion.boxes import pattern_entry
+from deeploy_core.tiling.layer_layout import bytes_moved
 from deeploy_core.tiling.outer_level import OuterLevelPlacement
 from deeploy_core.tiling.parallel import ClusterParallelism
 from deeploy_core.tiling.report_entries import buffer_entry, cluster_entry

@@ -7,8 +7,8 @@ in numbers without changing the keys a reader or a test relies on:
 * ``traffic`` has one entry per *directed link* of the hierarchy (``"L2->L1"``
   for level L2 naming L1 as a neighbour), 0 where nothing moves.  The bytes
   per layer are those the tiling report already gives (``bytes_in`` /
-  ``bytes_out``, from :func:`deeploy_core.tiling.codegen.bytes_moved`): this
-  module only adds them up per link, it does not count tiles again.
+  ``bytes_out``, from :func:`deeploy_core.tiling.layer_layout.bytes_moved`):
+  this module only adds them up per link, it does not count tiles again.
 * ``level_peaks`` has one entry per level: the most bytes the generated code
   occupies there at once (``memory_levels[level]["used"]``), 0 for a level it
   leaves empty (L3 until tensors live there).

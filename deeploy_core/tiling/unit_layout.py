@@ -6,7 +6,7 @@ layer's blocks at once, named ``<position>.<block>``, except that an
 intermediate tensor has one block, its producer's ``out0``, which the
 consumer's input reads in place.  Placing the blocks is the allocator's job
 (the tiler wrapper); this module says what the blocks are and turns their
-offsets into each layer's :class:`~deeploy_core.tiling.codegen.LayerLayout`.
+offsets into each layer's :class:`~deeploy_core.tiling.layer_layout.LayerLayout`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from deeploy_core.ir import NetworkContext
 from deeploy_core.midend.memory_plan import align_up
-from deeploy_core.tiling.codegen import LayerLayout, resident_inputs, table_columns
 from deeploy_core.tiling.fusion.pattern import FusedPattern
+from deeploy_core.tiling.layer_layout import LayerLayout, resident_inputs
 from deeploy_core.tiling.parallel import LayerSplit
+from deeploy_core.tiling.tile_table import table_columns
 from deeploy_core.tiling.tiles import TiledLayer
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from deeploy_core.compilation import Compilation
 from deeploy_core.ir import NetworkContext
-from deeploy_core.tiling.codegen import LayerLayout
 from deeploy_core.tiling.geometry import Box
+from deeploy_core.tiling.layer_layout import LayerLayout
 from deeploy_core.tiling.outer_level import OuterLevelPlacement
 from deeploy_core.tiling.parallel import LayerSplit
 from deeploy_core.tiling.staging import LayerStaging

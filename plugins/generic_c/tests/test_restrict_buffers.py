@@ -50,7 +50,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.c_flags import strict_flags
 from deeploy_core.testing.models import conformance_model
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
-from deeploy_core.tiling.codegen import LayerLayout
+from deeploy_core.tiling.layer_layout import LayerLayout
 from deeploy_core.tiling.outer_level import OuterLevelPlacement
 from deeploy_core.tiling.state import TilingState
 from deeploy_core.validate import Toolchain
