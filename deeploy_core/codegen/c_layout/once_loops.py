@@ -4,7 +4,8 @@ Templates emit them for a batch of 1, one group or one tile; a reader has to
 work out that they run once.  The block ``{ const T v = 0; BODY }`` says so
 (the declaration only where BODY reads ``v``), and a loop pragma above the loop
 (``#pragma GCC ivdep``, in its ``#if`` guard) goes with it, since a pragma
-meant for a loop is an error before a block.
+meant for a loop is an error before a block.  A loop whose body holds
+``continue`` or ``break`` stays a loop: they need one to jump in.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ _ONCE_LOOP = re.compile(
 
 _BRACKET_PATTERNS = {"{": re.compile(r"[{}]"), "(": re.compile(r"[()]")}
 _NESTING_OR_END = re.compile(r"[()\[\]{};]")
-_CONTROL = re.compile(r"(for|while|if)\b\s*")
+_JUMP = re.compile(r"\b(?:continue|break)\b")
+_NESTED = re.compile(r"\b(?:for|while|do|switch)\b")
+_CONTROL = re.compile(r"(for|while|if|switch)\b\s*")
 _ELSE = re.compile(r"\s*else\b")
 
 
@@ -63,6 +66,28 @@ def _statement_end(view: str, start: int) -> int:
     raise ValueError("a statement without ';' in generated C")
 
 
+def _jumps_out(view: str, start: int, end: int) -> bool:
+    """Whether the loop body between ``start`` and ``end`` holds a ``continue`` or ``break`` of the loop itself.
+
+    A ``continue`` inside a nested loop, or a ``break`` inside a nested loop or ``switch``, belongs to that
+    statement; the spans of the nested statements are found only when the body has a jump at all.
+    """
+    jumps = [(match.start(), match.group(0)) for match in _JUMP.finditer(view, start, end)]
+    if not jumps:
+        return False
+    loops, switches = [], []
+    for match in _NESTED.finditer(view, start, end):
+        if match.group(0) == "while" and view[:match.start()].rstrip().endswith("}"):
+            continue  # the 'while' of a do-while, inside the span of its 'do'
+        span = (match.start(), _statement_end(view, match.start()))
+        (switches if match.group(0) == "switch" else loops).append(span)
+    for position, jump in jumps:
+        enclosing = loops + switches if jump == "break" else loops
+        if not any(low < position < high for low, high in enclosing):
+            return True
+    return False
+
+
 def unroll_once_loops(text: str) -> str:
     """Every ``for (T v = 0; v < 1; ++v) BODY`` outside comments and literals becomes ``{ const T v = 0; BODY }``.
 
@@ -76,6 +101,8 @@ def unroll_once_loops(text: str) -> str:
     for match in reversed(found):
         body_start = match.end()
         body_end = _statement_end(view, body_start)
+        if _jumps_out(view, body_start, body_end):
+            continue  # a 'continue' or 'break' of this loop needs the loop
         variable, c_type = match.group("var"), match.group("type").replace("const ", "")
         used = re.search(rf"\b{re.escape(variable)}\b", view[body_start:body_end]) is not None
         declaration = f"const {c_type} {variable} = 0; " if used else ""
