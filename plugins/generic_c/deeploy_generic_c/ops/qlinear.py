@@ -14,12 +14,13 @@ code.  Two requantisers:
 * QLinearAdd/Mul and the average pools, whose ONNX Runtime counterparts
   dequantise and sum in float (in an order of its own), requantise the exact
   integer result once with a 31-bit multiplier and a shift (round half to
-  even, saturate, :class:`Requantiser`): within one LSB given the same inputs.
+  even, saturate,
+  :class:`~deeploy_generic_c.kernels.qlinear_requantisers.Requantiser`): within one LSB given the same inputs.
 
 Exact mode fuses Conv, MatMul and Gemm islands into the same operators with
 the attribute ``requantization="float32"``: the int32 accumulator is then
 requantised in float32 as ONNX Runtime's fused kernels do it
-(:class:`FloatRequantiser`), for platforms with an FPU; exact mode's Add, Mul,
+(:class:`~deeploy_generic_c.kernels.qlinear_requantisers.FloatRequantiser`), for platforms with an FPU; exact mode's Add, Mul,
 average pools and Softmax are in :mod:`~deeploy_generic_c.ops.qlinear_float32`
 and :mod:`~deeploy_generic_c.ops.qlinear_softmax`.  Fixed-point mode marks its
 nodes ``requantization="tflite"``: Conv/MatMul/Gemm then requantise with
@@ -31,13 +32,13 @@ Every fused node may carry ``output_min``/``output_max``: a Relu, Clip or QCDQ
 clip the lowering folded into the layer.  Quantisation is monotone, so
 clamping the quantised output to those bounds equals running the activation
 before quantising; every requantiser takes the clamp as its ``low``/``high``
-(:func:`clamp_requantiser`).
+(:func:`~deeploy_generic_c.parsing.requantising.clamp_requantiser`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 import numpy as np
 import onnx_graphsurgeon as gs
@@ -62,210 +63,16 @@ from deeploy_generic_c.parsing.qlinear_operands import (
     unary_operands,
 )
 from deeploy_generic_c.parsing.window import convolution_window, sliding_window
-from deeploy_generic_c.kernels.float32_rounding import HEADER as ROUNDING_HEADER
-from deeploy_generic_c.kernels.float32_rounding import Float32RoundingRequantiser
-from deeploy_generic_c.kernels.float_bias import FloatBiasRequantiser, float_bias
+from deeploy_generic_c.kernels.float_bias import float_bias
+from deeploy_generic_c.kernels.qlinear_requantisers import Requantiser, fixed_point, zero_table
+from deeploy_generic_c.parsing.requantising import (
+    RequantisingParser, clamp_requantiser, requantised_mappers, requantization_mode,
+)
 from deeploy_generic_c.kernels.offset_loops import offset_loops
 from deeploy_generic_c.parsing.integer_bindings import INLINE
 
-try:  # engineer B's TFLite requantiser (fixed-point mode); without it, "tflite" nodes find no Conv/MatMul/Gemm kernel
-    from deeploy_generic_c.kernels import tflite_requantiser as _tflite
-except ImportError:  # pragma: no cover - only while the module is absent
-    _tflite = None  # type: ignore[assignment]
 
-MAX_SHIFT = 62
-
-
-class _Clamped(Protocol):
-    """What :func:`clamp_requantiser` needs of a requantiser: its output and saturation bounds."""
-
-    output: Buffer
-    low: int
-    high: int
-
-
-_RequantiserT = TypeVar("_RequantiserT", bound=_Clamped)
-
-
-def fixed_point(real: float) -> tuple[int, int]:
-    """(M0, shift) with ``real ≈ M0 · 2^-shift`` and M0 in [2^30, 2^31): 31 significant bits."""
-    if not real > 0 or not math.isfinite(real):
-        raise NodeMismatch("attribute", f"requantisation scale {real} must be positive and finite")
-    mantissa, exponent = math.frexp(real)  # real = mantissa · 2^exponent, mantissa in [0.5, 1)
-    multiplier, shift = round(mantissa * 2**31), 31 - exponent
-    if multiplier == 2**31:
-        multiplier, shift = 2**30, shift - 1
-    if not 0 < shift <= MAX_SHIFT:
-        raise NodeMismatch("attribute", f"requantisation scale {real} is out of the fixed-point range")
-    return multiplier, shift
-
-
-def requantization_mode(node: gs.Node) -> str | None:
-    """The node's ``requantization`` attribute (None when absent: a QOperator file's node)."""
-    mode = NodeParser.attribute(node, "requantization", None)
-    return None if mode is None else str(mode)
-
-
-def output_range(node: gs.Node, output: Buffer) -> tuple[int, int]:
-    """The output type's range narrowed by ``output_min``/``output_max`` (a fused activation's clamp)."""
-    info = np.iinfo(output.dtype.numpy)
-    low = max(int(info.min), int(NodeParser.attribute(node, "output_min", int(info.min))))
-    high = min(int(info.max), int(NodeParser.attribute(node, "output_max", int(info.max))))
-    if low > high:
-        raise NodeMismatch("attribute", f"output_min {low} exceeds output_max {high} within the output type "
-                                        f"{output.dtype}: the fused activation's bounds are empty")
-    return low, high
-
-
-def clamp_requantiser(requant: _RequantiserT, node: gs.Node) -> _RequantiserT:
-    """``requant`` with its saturation bounds narrowed to the node's output clamp."""
-    requant.low, requant.high = output_range(node, requant.output)
-    return requant
-
-
-class Requantiser:
-    """``y = clamp(zero + round_half_even(acc · M[c] · 2^-S[c]))``: the exact product rounded once (31-bit M)."""
-
-    def __init__(self, multipliers: list[int], shifts: list[int], output: Buffer, zero: int) -> None:
-        self.multipliers, self.shifts = multipliers, shifts
-        self.output, self.zero = output, zero
-        info = np.iinfo(output.dtype.numpy)
-        self.low, self.high = int(info.min), int(info.max)
-        self.extra: dict[str, object] = {}
-
-    @classmethod
-    def from_scales(cls, real: np.ndarray, output: Buffer, zero: int) -> "Requantiser":
-        """One (multiplier, shift) pair per real scale ``s_in · s_w / s_out``."""
-        pairs = [fixed_point(float(value)) for value in np.asarray(real, dtype=np.float64).reshape(-1)]
-        return cls([m for m, _ in pairs], [s for _, s in pairs], output, zero)
-
-    def declarations(self) -> str:
-        """Block-scope tables of the multipliers and shifts."""
-        count = len(self.multipliers)
-        return (f"static const int32_t multiplier[{count}] = {{{', '.join(map(str, self.multipliers))}}};\n"
-                f"static const int8_t shift[{count}] = {{{', '.join(map(str, self.shifts))}}};")
-
-    def store(self, target: str, acc: str, channel: str) -> str:
-        """C statements requantising the int32 (or int64) expression ``acc`` into ``target``.
-
-        Rounding is half to even, like QuantizeLinear: averages and unit
-        scales produce exact ties, and rounding them the other way would cost
-        an LSB that then grows through the following layers.
-        """
-        index = channel if len(self.multipliers) > 1 else "0"
-        return (f"{{ const int64_t rq_p = ((int64_t)({acc})) * multiplier[{index}]; const int rq_s = shift[{index}]; "
-                f"const int64_t rq_half = (int64_t)1 << (rq_s - 1); int64_t rq_q = rq_p >> rq_s; "
-                f"const int64_t rq_r = rq_p - rq_q * ((int64_t)1 << rq_s); "
-                f"rq_q += (rq_r > rq_half || (rq_r == rq_half && (rq_q & 1))); const int64_t rq_t = rq_q + {self.zero}; "
-                f"{target} = ({self.output.dtype.c_type})(rq_t < {self.low} ? {self.low} : (rq_t > {self.high} ? {self.high} : rq_t)); }}")
-
-    def describe(self) -> dict[str, object]:
-        """The parameters shown by ``analyze`` and ``report.json``."""
-        single = len(self.multipliers) == 1
-        return {"multiplier": self.multipliers[0] if single else self.multipliers,
-                "shift": self.shifts[0] if single else self.shifts,
-                "zero_point": self.zero, "range": [self.low, self.high], **self.extra}
-
-
-class FloatRequantiser:
-    """``y = clamp(rint(float(acc) · scale[c]) + zero)`` in float32, as ONNX Runtime's MLAS requantises.
-
-    ``scale`` is ``(s_in · s_w) / s_out`` evaluated in float32 (ONNX Runtime's
-    order); the product is clamped to the output range less the zero point,
-    then rounded half to even by adding and subtracting 1.5 · 2^23 (exact for
-    the clamped range, needs no libm), and the zero point added.  The product
-    is followed by a comparison, never an addition, so no compiler can
-    contract it into a fused multiply-add; the rounding steps are separate
-    assignments so that a compiler evaluating float in wider precision
-    (``FLT_EVAL_METHOD`` 2) still rounds each to float.
-    """
-
-    MAGIC = "12582912.0f"
-
-    def __init__(self, scales: np.ndarray, output: Buffer, zero: int) -> None:
-        self.scales = [np.float32(value) for value in np.asarray(scales, np.float32).reshape(-1)]
-        self.output, self.zero = output, zero
-        info = np.iinfo(output.dtype.numpy)
-        self.low, self.high = int(info.min), int(info.max)
-
-    @classmethod
-    def from_parts(cls, x_scale: float, w_scale: np.ndarray, y_scale: float, count: int, output: Buffer,
-                   zero: int) -> "FloatRequantiser":
-        """Scales ``x_scale · w_scale[c] / y_scale`` computed in float32, left to right."""
-        products = np.float32(x_scale) * np.broadcast_to(np.asarray(w_scale, np.float32), (count,))
-        return cls(products / np.float32(y_scale), output, zero)
-
-    def declarations(self) -> str:
-        """Block-scope table of the float32 scales (hexadecimal literals: exact)."""
-        values = ", ".join(f"{float(value).hex()}f" for value in self.scales)
-        return f"static const float rq_scale[{len(self.scales)}] = {{{values}}};"
-
-    def store(self, target: str, acc: str, channel: str) -> str:
-        """C statements requantising the int32 expression ``acc`` into ``target``."""
-        index = channel if len(self.scales) > 1 else "0"
-        low, high = f"{float(self.low - self.zero)!r}f", f"{float(self.high - self.zero)!r}f"
-        return (f"{{ float rq_v = (float)({acc}) * rq_scale[{index}]; "
-                f"rq_v = rq_v < {low} ? {low} : (rq_v > {high} ? {high} : rq_v); "
-                f"rq_v = rq_v + {self.MAGIC}; rq_v = rq_v - {self.MAGIC}; "
-                f"{target} = ({self.output.dtype.c_type})((int32_t)rq_v + {self.zero}); }}")
-
-    def describe(self) -> dict[str, object]:
-        """The parameters shown by ``analyze`` and ``report.json``."""
-        scales = [float(value) for value in self.scales]
-        return {"arithmetic": "float32", "scale": scales[0] if len(scales) == 1 else scales,
-                "zero_point": self.zero, "range": [self.low, self.high]}
-
-
-class _Requantising(NodeParser):
-    """A parser for one requantisation of Conv/MatMul/Gemm, chosen by the node's ``requantization`` attribute.
-
-    ``fixed-point`` (attribute absent: QOperator files and the platform's own
-    fixed-point kernels), ``float32`` (exact mode: ONNX Runtime's float32
-    requantisation) or ``tflite`` (fixed-point mode: TFLite's integer
-    requantisation).  Each gets its own binding, so reports name which
-    arithmetic a layer uses.
-    """
-
-    def __init__(self, requantization: str = "fixed-point") -> None:
-        self.requantization = requantization
-
-    def _requantiser(self, node: gs.Node, x_scale: np.ndarray, w_scale: np.ndarray, y_scale: float, output: Buffer,
-                     zero: int, bias: Buffer | None = None, channels: int = 1) -> Any:
-        """One scale per weight scale (per tensor or per output channel), clamped to the node's output range.
-
-        A float ``bias`` (over ``channels`` outputs) is exact mode's only: it is added in float32
-        (:mod:`~deeploy_generic_c.kernels.float_bias`); the integer arithmetics take an int32 bias.
-        """
-        mode = requantization_mode(node) or "fixed-point"
-        if mode != self.requantization:
-            raise NodeMismatch("attribute",
-                               f"requantization={mode!r}; this kernel requantises in {self.requantization}")
-        scales = w_scale if w_scale.size > 1 else w_scale[:1]
-        parts = (float(x_scale[0]), scales, y_scale, scales.size, output, zero)
-        if bias is not None and float_bias(bias):
-            if mode != "float32":
-                raise NodeMismatch("dtype", f"the bias is {bias.dtype}; a float bias is added in exact mode's "
-                                            f"float32 requantisation only, {mode} takes an int32 bias")
-            return clamp_requantiser(FloatBiasRequantiser(float(x_scale[0]), scales, y_scale, bias, channels,
-                                                          output, zero), node)
-        if mode == "float32":
-            return clamp_requantiser(FloatRequantiser.from_parts(*parts), node)
-        if mode == "tflite":
-            if _tflite is None:
-                raise NodeMismatch("attribute", "requantization='tflite' needs "
-                                                "deeploy_generic_c.kernels.tflite_requantiser, "
-                                                "which this installation lacks")
-            return clamp_requantiser(_tflite.for_op(node.op).from_parts(*parts), node)
-        if mode != "fixed-point":
-            raise NodeMismatch("attribute", f"unknown requantization={mode!r}; expected float32 or tflite")
-        return clamp_requantiser(Float32RoundingRequantiser.from_parts(*parts), node)
-
-
-def _zero_table(name: str, zeros: np.ndarray) -> str:
-    return f"static const int32_t {name}[{zeros.size}] = {{{', '.join(str(int(z)) for z in zeros)}}};"
-
-
-class QLinearConvParser(_Requantising):
+class QLinearConvParser(RequantisingParser):
     """Convolution (1-D/2-D, groups, pads, strides, dilations), per-tensor or per-output-channel weights."""
 
     inputs = (8, 9)
@@ -280,7 +87,7 @@ class QLinearConvParser(_Requantising):
         if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
             raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
         bias_buffer = ctxt[node.inputs[8].name] if NodeParser.is_present(node, 8) else None
-        requant = self._requantiser(node, x_scale, w_scale, y_scale, y, y_zero, bias_buffer, win.m)
+        requant = self.requantiser(node, x_scale, w_scale, y_scale, y, y_zero, bias_buffer, win.m)
         zx = per_tensor_value(x_zero, "the input zero point")
         bias = "0" if bias_buffer is None or float_bias(bias_buffer) else f"(int32_t){bias_buffer.c_name}[mo]"
 
@@ -337,7 +144,7 @@ def _column_blocks(element: str, b_value: str, b_zero: np.ndarray, zb: str, bias
         }}"""
 
 
-class _MatMulLike(_Requantising):
+class _MatMulLike(RequantisingParser):
     """``y[b, i, j] = requant(bias[j] + Σ_k (a[b, i, k] - za) (B[b, k, j] - zb[j]))``."""
 
     def _emit(self, node: gs.Node, ctxt: NetworkContext, trans_b: bool, bias: str | None, y_scale_index: int,
@@ -356,7 +163,7 @@ class _MatMulLike(_Requantising):
             raise NodeMismatch("shape", "batch dimensions must match or B must be 2-D")
         if b_scale.size not in (1, n) or b_zero.size not in (1, n):
             raise NodeMismatch("shape", f"B's scales/zero points must be per tensor or per column ({n})")
-        requant = self._requantiser(node, a_scale, b_scale, y_scale, y, y_zero, float_bias_buffer, n)
+        requant = self.requantiser(node, a_scale, b_scale, y_scale, y, y_zero, float_bias_buffer, n)
         za = per_tensor_value(a_zero, "A's zero point")
         b_index = "j * {k} + kk".format(k=k) if trans_b else f"kk * {n} + j"
         a_offset = f"bt * {m * k} + " if a_batched else ""
@@ -382,7 +189,7 @@ class _MatMulLike(_Requantising):
         }}"""
         code = f"""{{
 {requant.declarations()}
-{_zero_table("b_zero", b_zero)}
+{zero_table("b_zero", b_zero)}
 for (int32_t bt = 0; bt < {batch}; ++bt) {{
     for (int32_t i = 0; i < {m}; ++i) {{
         {blocks}
@@ -412,7 +219,7 @@ for (int32_t bt = 0; bt < {batch}; ++bt) {{
             return None
         values = np.asarray(b.values, np.int64).reshape((n, k) if trans_b else (k, n))
         column_sums = values.sum(axis=1 if trans_b else 0)
-        table = _zero_table("b_column_sum", column_sums) if za else ""
+        table = zero_table("b_column_sum", column_sums) if za else ""
 
         def store(target: str, acc: str, i: str, j: str) -> str:
             total = f"{acc} + {(bias or '0').replace('[j]', f'[{j}]')}" + (f" - {za} * b_column_sum[{j}]" if za else "")
@@ -534,39 +341,11 @@ for (int32_t p = 0; p < {planes}; ++p) {{
         return {"code": code, "size": y.numel * area, "requantization": requant.describe()}
 
 
-ROUNDING_INLINE = NodeTemplate("${code}", headers=("stdint.h", "math.h", ROUNDING_HEADER))
-"""Inline code that calls ``dcg_requantize_float32``."""
-
-
-def _scratch_template(*headers: str) -> NodeTemplate:
-    """Inline code with an int16 scratch buffer ``dc_scratch`` of ``scratch_bytes`` from the arena (none when 0)."""
-    return NodeTemplate(
-        "% if scratch_bytes:\n{\n    int16_t *const dc_scratch = (int16_t *)(void *)(${scratch});\n${code}\n}\n"
-        "% else:\n${code}\n% endif\n",
-        headers=headers, transients=lambda rep: {"scratch": int(rep["scratch_bytes"])})
-
-
-def _requantised(parser: type[_Requantising], arity: int, op: str, scratch: bool = False) -> tuple[NodeMapper, ...]:
-    """Fixed-point (no attribute), float32 requantisation (exact mode), then TFLite's (fixed-point mode).
-
-    ``scratch``: the kernel may ask the arena for ``scratch_bytes`` (QLinearConv's fast kernels).
-    """
-    def template(*headers: str) -> NodeTemplate:
-        return _scratch_template(*headers) if scratch else NodeTemplate("${code}", headers=headers)
-
-    mappers = (*single_binding(parser(), any_types(arity), f"{op} fixed-point", template(*ROUNDING_INLINE.headers)),
-               *single_binding(parser("float32"), any_types(arity), f"{op} int32, float32 requantisation",
-                               template("stdint.h", "math.h")))
-    if _tflite is None:
-        return mappers
-    tflite = template("stdint.h", _tflite.HEADER)
-    return (*mappers, *single_binding(parser("tflite"), any_types(arity), f"{op} int32, TFLite requantisation", tflite))
-
 
 MAPPERS = {
-    "QLinearConv": _requantised(QLinearConvParser, 9, "QLinearConv", scratch=True),
-    "QLinearMatMul": _requantised(QLinearMatMulParser, 8, "QLinearMatMul"),
-    "com.microsoft.QGemm": _requantised(QGemmParser, 9, "QGemm"),
+    "QLinearConv": requantised_mappers(QLinearConvParser, 9, "QLinearConv", scratch=True),
+    "QLinearMatMul": requantised_mappers(QLinearMatMulParser, 8, "QLinearMatMul"),
+    "com.microsoft.QGemm": requantised_mappers(QGemmParser, 9, "QGemm"),
     "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), any_types(8), "QLinearAdd fixed-point", INLINE),
     "com.microsoft.QLinearMul": single_binding(QLinearBinaryParser(), any_types(8), "QLinearMul fixed-point", INLINE),
     "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolParser(), any_types(5), "QLinearAveragePool fixed-point", INLINE),

@@ -44,7 +44,7 @@ from deeploy_generic_c.parsing.qlinear_operands import (
 from deeploy_generic_c.parsing.window import Window, sliding_window
 from deeploy_generic_c.kernels.exact_quantisation import DequantTable, ExactQuantiser
 from deeploy_generic_c.kernels.offset_loops import offset_loops
-from deeploy_generic_c.ops.qlinear import output_range, requantization_mode
+from deeploy_generic_c.parsing.requantising import output_range, requantization_mode
 from deeploy_generic_c.parsing.qlinear_operands import any_types
 
 FLOAT32 = "float32"
