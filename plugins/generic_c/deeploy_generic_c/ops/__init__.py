@@ -11,9 +11,9 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``) assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it
-documents there.  The op types that several modules map, in that order, with what each module's kernel takes
-(``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
+subpackage (``conv``, ``matmul``) assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the
+order it documents there.  The op types that several modules map, in that order, with what each module's
+kernel takes (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
 op types                               modules, first tried first
@@ -32,7 +32,8 @@ Max, Min                               elementwise (two float32 operands), then 
                                        of one numeric type)
 Conv                                   conv, inside the family: conv.integer (integer operands), then
                                        conv.float32
-Gemm, MatMul                           integer (integer operands), then linear (float32)
+Gemm, MatMul                           matmul, inside the family: matmul.integer (integer operands), then
+                                       matmul.float32
 MaxPool                                integer (integer data), then pooling (float32)
 ReduceSum, ReduceMean                  integer (integer data), then reduce (float32), then reduce_typed (the
                                        other element types)
@@ -93,12 +94,11 @@ FAMILIES: tuple[str, ...] = (
     "integer_nonorm",
     "integer_norms",
     "ita_max",
-    "linear",
     "log_softmax",
     "logical",
     "lp_norm",
     "lp_pool",
-    "matmul_integer",
+    "matmul",
     "movement",
     "mvn",
     "normalization",
@@ -116,7 +116,6 @@ FAMILIES: tuple[str, ...] = (
     "reduce",
     "reduce_typed",
     "requantized_add",
-    "requantized_linear",
     "resize",
     "rms_norm",
     "rq_integer_div",
