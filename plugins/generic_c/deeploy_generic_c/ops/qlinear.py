@@ -1,40 +1,18 @@
-"""Integer-only quantised kernels (fixed-point mode): QLinearConv, QLinearAdd/Mul, pooling.
+"""QOperator QLinearAdd/Mul and average pools without a ``requantization`` attribute (QOperator files).
 
-QLinearMatMul and QGemm are in the matmul/gemm family (:mod:`deeploy_generic_c.ops.matmul.qlinear`) and use
-the same requantisers.
+ONNX Runtime dequantises and sums these in float (in an order of its own); the kernels here accumulate
+``(q - zero_point)`` exactly in int32 (int64 for Add's scaled operands) and requantise the exact result once
+with a 31-bit multiplier and a shift (round half to even, saturate,
+:class:`~deeploy_generic_c.kernels.qlinear_requantisers.Requantiser`): within one LSB given the same inputs.
+Scales and zero points must be constants; they become the multiplier/shift tables in the generated code.
+Exact mode's nodes (``requantization="float32"``) are served by :mod:`~deeploy_generic_c.ops.qlinear_float32`,
+fixed-point mode's (``requantization="tflite"``) by :mod:`~deeploy_generic_c.ops.qlinear_tflite`; the kernels
+here decline both.  QLinearConv, QLinearMatMul and QGemm are in their families
+(:mod:`deeploy_generic_c.ops.conv.qlinear`, :mod:`deeploy_generic_c.ops.matmul.qlinear`).
 
-The core's fixed-point lowering turns DequantizeLinear → op → QuantizeLinear
-into these operators.  Every kernel accumulates ``(q - zero_point)`` products in
-int32 and requantises with integer arithmetic only; scales and zero points
-must be constants, they become the multiplier/shift tables in the generated
-code.  Two requantisers:
-
-* QLinearConv, QLinearMatMul and QGemm multiply by the float32 scale's 24-bit
-  significand and shift, rounding as float32 does
-  (:class:`~deeploy_generic_c.kernels.float32_rounding.Float32RoundingRequantiser`):
-  bit-exact with ONNX Runtime's fused kernels given the same inputs, so these
-  layers add no error that later layers could grow;
-* QLinearAdd/Mul and the average pools, whose ONNX Runtime counterparts
-  dequantise and sum in float (in an order of its own), requantise the exact
-  integer result once with a 31-bit multiplier and a shift (round half to
-  even, saturate,
-  :class:`~deeploy_generic_c.kernels.qlinear_requantisers.Requantiser`): within one LSB given the same inputs.
-
-Exact mode fuses Conv, MatMul and Gemm islands into the same operators with
-the attribute ``requantization="float32"``: the int32 accumulator is then
-requantised in float32 as ONNX Runtime's fused kernels do it
-(:class:`~deeploy_generic_c.kernels.qlinear_requantisers.FloatRequantiser`), for platforms with an FPU; exact mode's Add, Mul,
-average pools and Softmax are in :mod:`~deeploy_generic_c.ops.qlinear_float32`
-and :mod:`~deeploy_generic_c.ops.qlinear_softmax`.  Fixed-point mode marks its
-nodes ``requantization="tflite"``: Conv/MatMul/Gemm then requantise with
-TFLite's integer arithmetic (:mod:`~deeploy_generic_c.kernels.tflite_requantiser`),
-the other ops are in :mod:`~deeploy_generic_c.ops.qlinear_tflite`.  Nodes without
-the attribute (QOperator files) keep the kernels of this module.
-
-Every fused node may carry ``output_min``/``output_max``: a Relu, Clip or QCDQ
-clip the lowering folded into the layer.  Quantisation is monotone, so
-clamping the quantised output to those bounds equals running the activation
-before quantising; every requantiser takes the clamp as its ``low``/``high``
+Every node may carry ``output_min``/``output_max``: a Relu, Clip or QCDQ clip the lowering folded into the
+layer.  Quantisation is monotone, so clamping the quantised output to those bounds equals running the
+activation before quantising; the requantiser takes the clamp as its ``low``/``high``
 (:func:`~deeploy_generic_c.parsing.requantising.clamp_requantiser`).
 """
 
@@ -43,65 +21,16 @@ from __future__ import annotations
 import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, OperatorRepresentation
-from deeploy_generic_c.parsing.common import single_binding
-from deeploy_generic_c.kernels import integer_conv as conv_kernels
-from deeploy_generic_c.kernels.qlinear_conv import conv_loops
-from deeploy_generic_c.parsing.qlinear_operands import (
-    any_types,
-    quantised_operand,
-    quantised_output,
-    per_tensor_value,
-    binary_layout,
-    binary_operands,
-    binary_zero_points,
-    input_zero_point,
-    unary_operands,
-)
-from deeploy_generic_c.parsing.window import convolution_window, sliding_window
-from deeploy_generic_c.kernels.float_bias import float_bias
-from deeploy_generic_c.kernels.qlinear_requantisers import Requantiser, fixed_point
-from deeploy_generic_c.parsing.requantising import (
-    RequantisingParser, clamp_requantiser, requantised_mappers, requantization_mode,
-)
+from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation
 from deeploy_generic_c.kernels.offset_loops import offset_loops
+from deeploy_generic_c.kernels.qlinear_requantisers import Requantiser, fixed_point
+from deeploy_generic_c.parsing.common import single_binding
 from deeploy_generic_c.parsing.integer_bindings import INLINE
-
-
-class QLinearConvParser(RequantisingParser):
-    """Convolution (1-D/2-D, groups, pads, strides, dilations), per-tensor or per-output-channel weights."""
-
-    inputs = (8, 9)
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, x_scale, x_zero = quantised_operand(ctxt, node, 0)
-        w, w_scale, w_zero = quantised_operand(ctxt, node, 3)
-        y, y_scale, y_zero = quantised_output(ctxt, node, 6)
-        win = convolution_window(node, x, w, y)
-        group = int(NodeParser.attribute(node, "group", 1))
-        cg, mg = win.c // group, win.m // group
-        if w_scale.size not in (1, win.m) or w_zero.size not in (1, win.m):
-            raise NodeMismatch("shape", f"weight scales/zero points must be per tensor or per output channel ({win.m})")
-        bias_buffer = ctxt[node.inputs[8].name] if NodeParser.is_present(node, 8) else None
-        requant = self.requantiser(node, x_scale, w_scale, y_scale, y, y_zero, bias_buffer, win.m)
-        zx = per_tensor_value(x_zero, "the input zero point")
-        bias = "0" if bias_buffer is None or float_bias(bias_buffer) else f"(int32_t){bias_buffer.c_name}[mo]"
-
-        def store(ox: str) -> str:
-            return requant.store(f"{y.c_name}[((b * {win.m} + mo) * {win.oh} + oy) * {win.ow} + {ox}]", "acc", "mo")
-
-        macs = win.n * win.m * win.oh * win.ow * cg * win.kh * win.kw
-        result = {"macs": macs, "size": y.numel, "requantization": requant.describe(), "scratch": "NULL"}
-        if conv_kernels.applies(x, w, ctxt.for_tiles) and not np.any(w_zero):
-            # Symmetric weights (TFLite's, most exporters'): the platform's fast integer kernels, which copy
-            # x - zx into int16 rows whose padding is 0 -- exactly what the padding contributes here.
-            ops = conv_kernels.ConvOperands(x, w, y, win, group, lambda mo: bias.replace("[mo]", f"[{mo}]"),
-                                            requant.store, x_zero=zx)
-            code = "{\n" + requant.declarations() + "\n" + conv_kernels.kernel(ops) + "\n}"
-            return {**result, "code": code, "scratch_bytes": conv_kernels.scratch_bytes(ops),
-                    "conv_kernel": conv_kernels.kind(ops)}
-        code = "{\n" + requant.declarations() + "\n" + conv_loops(win, cg, mg, x, w, w_zero, zx, bias, store) + "\n}"
-        return {**result, "code": code, "scratch_bytes": 0}
+from deeploy_generic_c.parsing.qlinear_operands import (
+    any_types, binary_layout, binary_operands, binary_zero_points, input_zero_point, unary_operands,
+)
+from deeploy_generic_c.parsing.requantising import clamp_requantiser, requantization_mode
+from deeploy_generic_c.parsing.window import sliding_window
 
 
 def _without_requantization(node: gs.Node) -> None:
@@ -186,8 +115,7 @@ for (int32_t p = 0; p < {planes}; ++p) {{
 
 
 
-MAPPERS = {
-    "QLinearConv": requantised_mappers(QLinearConvParser, 9, "QLinearConv", scratch=True),
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     "com.microsoft.QLinearAdd": single_binding(QLinearBinaryParser(), any_types(8), "QLinearAdd fixed-point", INLINE),
     "com.microsoft.QLinearMul": single_binding(QLinearBinaryParser(), any_types(8), "QLinearMul fixed-point", INLINE),
     "com.microsoft.QLinearAveragePool": single_binding(QLinearAveragePoolParser(), any_types(5), "QLinearAveragePool fixed-point", INLINE),
