@@ -1,7 +1,8 @@
 """Integer kernels in the raw integer domain (Deeploy's integer dialect and integer versions of ONNX ops).
 
-Conv and Gemm/MatMul have their own families (:mod:`deeploy_generic_c.ops.conv`,
-:mod:`deeploy_generic_c.ops.matmul`); this module keeps the other integer ops until their families are made.
+Conv, Gemm/MatMul and MaxPool have their own families (:mod:`deeploy_generic_c.ops.conv`,
+:mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`); this module keeps the other integer
+ops until their families are made.
 
 The loops are emitted inline with the exact C types of their operands, so one
 template serves every combination of int8/uint8/int16/int32 inputs; all
@@ -21,7 +22,6 @@ from deeploy_generic_c.kernels.offset_loops import offset_loops
 from deeploy_generic_c.kernels.requantisation import Requantisation, scalar_value
 from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.parsing.integer_bindings import ANY, integer_mapper, require_integer_operand
-from deeploy_generic_c.parsing.window import sliding_window
 
 
 class IntegerBinaryParser(NodeParser):
@@ -65,41 +65,6 @@ class RequantShiftParser(NodeParser):
     }}
 }}"""
         return {"code": code, "size": x.numel * 3, "requantization": requant.describe()}
-
-
-class IntegerMaxPoolParser(NodeParser):
-    """1-D/2-D max pooling on integers (pads ignored as -inf, dilations, any strides)."""
-
-    outputs = (1, 2)
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        require_integer_operand(x, "input 0")
-        if len(node.outputs) > 1 and node.outputs[1].name:
-            raise NodeMismatch("shape", "the Indices output is not supported")
-        win = sliding_window(node, x, y, [int(v) for v in NodeParser.attribute(node, "kernel_shape")], "pooling")
-        planes, h, wd, oh, ow = win.n * win.c, win.h, win.w, win.oh, win.ow
-        kernel, strides = (win.kh, win.kw), (win.stride_h, win.stride_w)
-        pads, dilations = (win.pad_top, win.pad_left), (win.dil_h, win.dil_w)
-        code = f"""for (int32_t p = 0; p < {planes}; ++p) {{
-    for (int32_t oy = 0; oy < {oh}; ++oy) {{
-        for (int32_t ox = 0; ox < {ow}; ++ox) {{
-            int32_t best = INT32_MIN;
-            for (int32_t ky = 0; ky < {kernel[0]}; ++ky) {{
-                const int32_t iy = oy * {strides[0]} - {pads[0]} + ky * {dilations[0]};
-                if (iy < 0 || iy >= {h}) continue;
-                for (int32_t kx = 0; kx < {kernel[1]}; ++kx) {{
-                    const int32_t ix = ox * {strides[1]} - {pads[1]} + kx * {dilations[1]};
-                    if (ix < 0 || ix >= {wd}) continue;
-                    const int32_t v = (int32_t){x.c_name}[(p * {h} + iy) * {wd} + ix];
-                    best = v > best ? v : best;
-                }}
-            }}
-            {y.c_name}[(p * {oh} + oy) * {ow} + ox] = ({y.dtype.c_type})best;
-        }}
-    }}
-}}"""
-        return {"code": code, "size": y.numel * kernel[0] * kernel[1]}
 
 
 class IntegerReduceParser(NodeParser):
@@ -179,7 +144,6 @@ class ISoftmaxParser(NodeParser):
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     **{op: (integer_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
     "RequantShift": (integer_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
-    "MaxPool": (integer_mapper(IntegerMaxPoolParser(), "MaxPool integer", ANY),),
     "ReduceSum": (integer_mapper(IntegerReduceParser(), "ReduceSum integer"),),
     "ReduceMean": (integer_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
     "iSoftmax": (integer_mapper(ISoftmaxParser(), "iSoftmax integer", ANY),),

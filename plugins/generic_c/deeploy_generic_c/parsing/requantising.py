@@ -49,6 +49,27 @@ def requantization_mode(node: gs.Node) -> str | None:
     return None if mode is None else str(mode)
 
 
+FLOAT32 = "float32"
+"""The ``requantization`` attribute of exact mode's nodes."""
+EXACT_TEMPLATE = NodeTemplate("${code}", headers=("stdint.h",))
+"""Inline code of exact mode's float32 Add/Mul and average pools (no helper header)."""
+
+
+def exact_mode(node: gs.Node) -> None:
+    """Serve ``requantization="float32"`` nodes only (exact mode's Add/Mul, average pools, Softmax)."""
+    mode = requantization_mode(node)
+    if mode != FLOAT32:
+        raise NodeMismatch("attribute", f"requantization={mode!r}; this kernel computes exact mode's float32")
+
+
+def without_requantization(node: gs.Node) -> None:
+    """Serve nodes without the attribute (QOperator files) only: the fixed-point QLinearAdd/Mul and pools."""
+    mode = requantization_mode(node)
+    if mode is not None:
+        raise NodeMismatch("attribute", f"requantization={mode!r} has its own kernel; this one serves QOperator "
+                                        "nodes without the attribute")
+
+
 def output_range(node: gs.Node, output: Buffer) -> tuple[int, int]:
     """The output type's range narrowed by ``output_min``/``output_max`` (a fused activation's clamp)."""
     info = np.iinfo(output.dtype.numpy)
