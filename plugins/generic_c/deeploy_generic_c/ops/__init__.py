@@ -11,9 +11,9 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``, ``matmul``, ``pooling``) assembles its ``MAPPERS`` from its variant modules in its
-``__init__``, in the order it documents there.  The op types that several modules map, in that order, with
-what each module's kernel takes (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
+subpackage (``conv``, ``matmul``, ``pooling``, ``softmax``) assembles its ``MAPPERS`` from its variant modules
+in its ``__init__``, in the order it documents there.  The op types that several modules map, in that order,
+with what each module's kernel takes (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
 op types                               modules, first tried first
@@ -49,7 +49,8 @@ QLinearAdd, QLinearMul                 qlinear (QOperator nodes without a ``requ
 QLinearAveragePool,                    pooling, inside the family: pooling.qlinear (no attribute), then
 QLinearGlobalAveragePool               pooling.qlinear_float32 (exact mode), then pooling.qlinear_tflite
                                        (TFLite's arithmetic); each declines the other modes
-QLinearSoftmax                         qlinear_softmax (exact mode), then qlinear_tflite
+QLinearSoftmax                         softmax, inside the family: softmax.qlinear_float32 (exact mode), then
+                                       softmax.qlinear_tflite
 =====================================  ==========================================================================
 
 Where the checkers or the parsers of two modules both accept a layer, the first one's kernel is generated; the
@@ -89,7 +90,6 @@ FAMILIES: tuple[str, ...] = (
     "gather_scatter",
     "generators",
     "grid_sample",
-    "hardmax",
     "integer",
     "integer_activations",
     "integer_div",
@@ -97,8 +97,6 @@ FAMILIES: tuple[str, ...] = (
     "integer_mean",
     "integer_nonorm",
     "integer_norms",
-    "ita_max",
-    "log_softmax",
     "logical",
     "lp_norm",
     "matmul",
@@ -111,7 +109,6 @@ FAMILIES: tuple[str, ...] = (
     "pooling",
     "qlinear",
     "qlinear_float32",
-    "qlinear_softmax",
     "qlinear_tflite",
     "quant",
     "quantize",
@@ -124,6 +121,7 @@ FAMILIES: tuple[str, ...] = (
     "rq_integer_div",
     "selection",
     "signs",
+    "softmax",
     "split",
     "tile_expand",
     "top_k",

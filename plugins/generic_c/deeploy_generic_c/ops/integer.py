@@ -1,8 +1,8 @@
 """Integer kernels in the raw integer domain (Deeploy's integer dialect and integer versions of ONNX ops).
 
-Conv, Gemm/MatMul and MaxPool have their own families (:mod:`deeploy_generic_c.ops.conv`,
-:mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`); this module keeps the other integer
-ops until their families are made.
+Conv, Gemm/MatMul, MaxPool and iSoftmax have their own families (:mod:`deeploy_generic_c.ops.conv`,
+:mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`, :mod:`deeploy_generic_c.ops.softmax`);
+this module keeps the other integer ops until their families are made.
 
 The loops are emitted inline with the exact C types of their operands, so one
 template serves every combination of int8/uint8/int16/int32 inputs; all
@@ -19,7 +19,7 @@ import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation
 from deeploy_generic_c.kernels.offset_loops import offset_loops
-from deeploy_generic_c.kernels.requantisation import Requantisation, scalar_value
+from deeploy_generic_c.kernels.requantisation import Requantisation
 from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.parsing.integer_bindings import ANY, integer_mapper, require_integer_operand
 
@@ -110,41 +110,9 @@ class IntegerReduceParser(NodeParser):
         return {"code": code, "size": x.numel}
 
 
-class ISoftmaxParser(NodeParser):
-    """I-BERT integer softmax over the last axis (coeffA/B/C, log2, n_levels)."""
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        require_integer_operand(x, "input 0")
-        try:
-            a, b, c, log2, levels = (int(scalar_value(node.attrs[name])) for name in ("coeffA", "coeffB", "coeffC", "log2", "n_levels"))
-        except KeyError as missing:
-            raise NodeMismatch("attribute", f"attribute {missing} is required") from None
-        length = x.shape[-1]
-        rows = x.numel // length
-        code = f"""for (int32_t r = 0; r < {rows}; ++r) {{
-    const int32_t base = r * {length};
-    int32_t peak = -2147483647 - 1;
-    uint32_t e[{length}];
-    uint32_t sum = 0;
-    for (int32_t j = 0; j < {length}; ++j) peak = {x.c_name}[base + j] > peak ? {x.c_name}[base + j] : peak;
-    for (int32_t j = 0; j < {length}; ++j) {{
-        const int32_t d = (int32_t){x.c_name}[base + j] - peak;
-        int32_t z = -d / {log2};
-        if (z > 31) z = 31;
-        const int64_t p = (int64_t)d + (int64_t)z * {log2};
-        e[j] = (uint32_t)((({a}LL * (p + {b}) * (p + {b})) + {c}LL) >> z);
-        sum += e[j];
-    }}
-    for (int32_t j = 0; j < {length}; ++j) {y.c_name}[base + j] = ({y.dtype.c_type})((e[j] * {levels - 1}u) / sum);
-}}"""
-        return {"code": code, "size": x.numel * 6}
-
-
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
     **{op: (integer_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
     "RequantShift": (integer_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
     "ReduceSum": (integer_mapper(IntegerReduceParser(), "ReduceSum integer"),),
     "ReduceMean": (integer_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
-    "iSoftmax": (integer_mapper(ISoftmaxParser(), "iSoftmax integer", ANY),),
 }
