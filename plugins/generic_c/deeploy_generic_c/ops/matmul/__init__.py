@@ -31,4 +31,6 @@ SCHEMAS: tuple[CustomOpSchema, ...] = (
     CustomOpSchema("RQGemm", shapes=gemm_shape, types=requantised_type),
     CustomOpSchema("RQMatMul", shapes=matmul_shape, types=requantised_type),
 )
-"""Deeploy's fused ``RQGemm``/``RQMatMul`` have no ONNX schema (:mod:`deeploy_generic_c.parsing.requantised_schemas`)."""
+"""Deeploy's ``RQGemm``/``RQMatMul`` have no ONNX schema.
+
+Their shapes and types: :mod:`deeploy_generic_c.parsing.requantised_schemas`."""

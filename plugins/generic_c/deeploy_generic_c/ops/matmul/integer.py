@@ -19,7 +19,9 @@ import math
 
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation
+from deeploy_core.plugin_api import (
+    NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation,
+)
 from deeploy_generic_c.kernels import dot_rows as dot_rows
 from deeploy_generic_c.kernels import matmul_rows as matmul_rows
 from deeploy_generic_c.kernels.offset_loops import offset_loops
