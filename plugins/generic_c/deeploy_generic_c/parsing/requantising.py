@@ -9,6 +9,8 @@ binding, in that order, so reports name the arithmetic a layer uses; :class:`Req
 of the conv and matmul/gemm families' QLinear parsers that picks the requantiser.  The output clamp
 (``output_min``/``output_max``, a fused Relu, Clip or QCDQ clip) is read here for every QLinear family:
 quantisation is monotone, so clamping the quantised output equals running the activation before quantising.
+The other QLinear kernels (Add/Mul, average pools, Softmax) pick their mode with :func:`exact_mode` and
+:func:`without_requantization` from here too.
 """
 
 from __future__ import annotations
