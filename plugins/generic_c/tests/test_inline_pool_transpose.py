@@ -1,4 +1,4 @@
-"""MaxPool and Transpose written into the layer (ops/pooling.py, ops/movement.py) against ONNX Runtime.
+"""MaxPool and Transpose written into the layer (ops/pooling/float32.py, ops/movement.py) against ONNX Runtime.
 
 Both used to call rank- and shape-generic kernels (dcg_maxpool2d_f32 ~1.3 KB with
 its helpers, dcg_transpose 839 B of x86-64 code); the layer's own loops replace

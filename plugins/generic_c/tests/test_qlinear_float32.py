@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from deeploy_core.plugins import PluginHost
-from deeploy_generic_c.ops import qlinear_float32
+from deeploy_generic_c.ops.pooling import qlinear_float32
 from plugins.generic_c.tests.qlinear_exact_cases import Case, compare
 
 

@@ -1,7 +1,8 @@
 """Exact mode's float32 QLinear kernels on the cluster, tiled into a small L1, still equal ONNX Runtime.
 
 The cluster reuses the generic C plugin's kernels (ops/qlinear_float32.py,
-ops/qlinear_softmax.py) and tiles them through deeploy_core/tiling/constraints.py:
+ops/pooling/qlinear_float32.py, ops/softmax/qlinear_float32.py) and tiles them
+through deeploy_core/tiling/constraints.py:
 Add/Mul element-wise, the pools as sliding windows whose tiles still sum in
 the order MLAS chose for the whole layer (a one-output tile of a 3x3 pool
 covers its whole tile input, yet ONNX Runtime ran the vector kernel, not the

@@ -8,7 +8,7 @@ rounds twice: a doubling high multiply (halves up), then a rounding right
 shift (halves away from zero).  :class:`TfliteRequantiser` derives the same parameters and emits
 calls to ``dcg_tfl_requantize`` (``dcg_tflite.h``), so each layer equals
 LiteRT's bit for bit given the same inputs.  Same interface as
-:class:`~deeploy_generic_c.ops.qlinear.Requantiser` and ``FloatRequantiser``.
+:class:`~deeploy_generic_c.kernels.qlinear_requantisers.Requantiser` and ``FloatRequantiser``.
 
 LiteRT's FullyConnected kernels (which tf2onnx writes as MatMul, fused into
 QGemm or QLinearMatMul) round once instead, the exact product halves up

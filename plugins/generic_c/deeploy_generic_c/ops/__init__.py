@@ -11,9 +11,9 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``) assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it
-documents there.  The op types that several modules map, in that order, with what each module's kernel takes
-(``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
+subpackage (``conv``, ``matmul``, ``pooling``, ``softmax``) assembles its ``MAPPERS`` from its variant modules
+in its ``__init__``, in the order it documents there.  The op types that several modules map, in that order,
+with what each module's kernel takes (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
 op types                               modules, first tried first
@@ -32,8 +32,10 @@ Max, Min                               elementwise (two float32 operands), then 
                                        of one numeric type)
 Conv                                   conv, inside the family: conv.integer (integer operands), then
                                        conv.float32
-Gemm, MatMul                           integer (integer operands), then linear (float32)
-MaxPool                                integer (integer data), then pooling (float32)
+Gemm, MatMul                           matmul, inside the family: matmul.integer (integer operands), then
+                                       matmul.float32
+MaxPool                                pooling, inside the family: pooling.integer (integer data), then
+                                       pooling.float32
 ReduceSum, ReduceMean                  integer (integer data), then reduce (float32), then reduce_typed (the
                                        other element types)
 ReduceMax, ReduceMin                   reduce, then reduce_typed
@@ -41,10 +43,14 @@ Gather                                 gather_scatter (int32 indices), then move
 Pad                                    movement, then padding (``mode="wrap"`` only)
 LayerNormalization                     normalization, then normalization_stats (with the Mean and InvStdDev
                                        outputs)
-QLinearAdd, QLinearMul,                qlinear (QOperator nodes without a ``requantization`` attribute), then
-QLinearAveragePool,                    qlinear_float32 (``requantization="float32"``, exact mode), then
-QLinearGlobalAveragePool               qlinear_tflite (TFLite's arithmetic); each declines the other modes
-QLinearSoftmax                         qlinear_softmax (exact mode), then qlinear_tflite
+QLinearAdd, QLinearMul                 qlinear (QOperator nodes without a ``requantization`` attribute), then
+                                       qlinear_float32 (``requantization="float32"``, exact mode), then
+                                       qlinear_tflite (TFLite's arithmetic); each declines the other modes
+QLinearAveragePool,                    pooling, inside the family: pooling.qlinear (no attribute), then
+QLinearGlobalAveragePool               pooling.qlinear_float32 (exact mode), then pooling.qlinear_tflite
+                                       (TFLite's arithmetic); each declines the other modes
+QLinearSoftmax                         softmax, inside the family: softmax.qlinear_float32 (exact mode), then
+                                       softmax.qlinear_tflite
 =====================================  ==========================================================================
 
 Where the checkers or the parsers of two modules both accept a layer, the first one's kernel is generated; the
@@ -84,7 +90,6 @@ FAMILIES: tuple[str, ...] = (
     "gather_scatter",
     "generators",
     "grid_sample",
-    "hardmax",
     "integer",
     "integer_activations",
     "integer_div",
@@ -92,13 +97,9 @@ FAMILIES: tuple[str, ...] = (
     "integer_mean",
     "integer_nonorm",
     "integer_norms",
-    "ita_max",
-    "linear",
-    "log_softmax",
     "logical",
     "lp_norm",
-    "lp_pool",
-    "matmul_integer",
+    "matmul",
     "movement",
     "mvn",
     "normalization",
@@ -108,7 +109,6 @@ FAMILIES: tuple[str, ...] = (
     "pooling",
     "qlinear",
     "qlinear_float32",
-    "qlinear_softmax",
     "qlinear_tflite",
     "quant",
     "quantize",
@@ -116,12 +116,12 @@ FAMILIES: tuple[str, ...] = (
     "reduce",
     "reduce_typed",
     "requantized_add",
-    "requantized_linear",
     "resize",
     "rms_norm",
     "rq_integer_div",
     "selection",
     "signs",
+    "softmax",
     "split",
     "tile_expand",
     "top_k",

@@ -1,4 +1,4 @@
-"""Softmax and normalisation layers (float32)."""
+"""Normalisation layers (float32); Softmax is in the softmax family (:mod:`deeploy_generic_c.ops.softmax`)."""
 
 from __future__ import annotations
 
@@ -9,26 +9,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import (
     NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
-from deeploy_generic_c.parsing.common import c_float, single_binding
+from deeploy_generic_c.parsing.common import c_float, single_axis, single_binding
 
 F32 = dtypes.FLOAT32
-
-
-def _axis(node: gs.Node, rank: int, default: int) -> int:
-    axis = int(NodeParser.attribute(node, "axis", default))
-    if not -rank <= axis < max(rank, 1):
-        raise NodeMismatch("attribute", f"axis={axis} is out of range for rank {rank}")
-    return axis % rank if rank else 0
-
-
-class SoftmaxParser(NodeParser):
-    """Any single axis."""
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        axis = _axis(node, len(x.shape), -1)
-        outer, length, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1 :])
-        return {"call": f"dcg_softmax_f32({x.c_name}, {y.c_name}, {outer}, {length}, {inner});", "size": y.numel * 3}
 
 
 class LayerNormParser(NodeParser):
@@ -41,7 +24,7 @@ class LayerNormParser(NodeParser):
         x, scale, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
         if any(tensor.name for tensor in node.outputs[1:]):
             raise NodeMismatch("shape", "Mean/InvStdDev outputs are not supported")
-        axis = _axis(node, len(x.shape), -1)
+        axis = single_axis(node, len(x.shape), -1)
         norm = math.prod(x.shape[axis:])
         if scale.numel != norm:
             raise NodeMismatch("shape", f"scale has {scale.numel} elements, the normalised size is {norm}")
@@ -124,7 +107,6 @@ def _mapper(parser: NodeParser, arity: int, name: str) -> tuple[NodeMapper, ...]
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "Softmax": _mapper(SoftmaxParser(), 1, "Softmax float32"),
     "LayerNormalization": _mapper(LayerNormParser(), 3, "LayerNormalization float32"),
     "BatchNormalization": _mapper(BatchNormParser(), 5, "BatchNormalization float32"),
     "InstanceNormalization": _mapper(InstanceNormParser(), 3, "InstanceNormalization float32"),

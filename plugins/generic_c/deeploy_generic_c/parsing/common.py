@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Iterable
 
 import numpy as np
+import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
     Buffer, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, TileConstraint, dtypes,
@@ -90,3 +91,14 @@ def collapse_broadcast(out_shape: tuple[int, ...], strides: list[list[int]]) -> 
 def require_rank(buffer: Buffer, low: int, high: int, what: str) -> None:
     if not low <= len(buffer.shape) <= high:
         raise NodeMismatch("shape", f"{what} has rank {len(buffer.shape)}, the kernel takes rank {low}..{high}")
+
+
+def single_axis(node: gs.Node, rank: int, default: int) -> int:
+    """The node's ``axis`` attribute (``default`` when absent) made non-negative; a mismatch when out of range.
+
+    Softmax and LayerNormalization read it the same way, from different families.
+    """
+    axis = int(NodeParser.attribute(node, "axis", default))
+    if not -rank <= axis < max(rank, 1):
+        raise NodeMismatch("attribute", f"axis={axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0

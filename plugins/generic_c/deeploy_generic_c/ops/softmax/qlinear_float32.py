@@ -39,9 +39,8 @@ from deeploy_core.plugin_api import NetworkContext, NodeMismatch, NodeParser, No
 from deeploy_generic_c.parsing.common import c_float, single_binding
 from deeploy_generic_c.parsing.qlinear_operands import input_zero_point, unary_operands
 from deeploy_generic_c.kernels.exact_quantisation import DequantTable, ExactQuantiser
-from deeploy_generic_c.ops.qlinear import output_range
+from deeploy_generic_c.parsing.requantising import exact_mode, output_range
 from deeploy_generic_c.parsing.qlinear_operands import any_types
-from deeploy_generic_c.ops.qlinear_float32 import exact_mode
 
 TEMPLATE = NodeTemplate("${code}", headers=("stdint.h", "string.h", "math.h"))
 

@@ -1,28 +1,9 @@
-"""Deeploy's ``RQGemm``/``RQMatMul`` and ``RequantizedConv``: a linear op fused with its RequantShift, as a model.
+"""The declarations of Deeploy's fused linear ops, which have no ONNX schema: RQGemm, RQMatMul, RequantizedConv.
 
-Deeploy's PULP and Siracusa targets fuse ``Gemm → RequantShift`` into
-``RQGemm(A, B, [C], add, mul)`` and ``MatMul → RequantShift`` into
-``RQMatMul(A, B, add, mul)``: the RequantShift's attributes (``div``,
-``n_levels``/``n_levels_out``, ``signed``) move onto the fused node and its
-``add`` input comes *before* ``mul``.  ``deeploy-op-semantics.md`` §8 gives
-their meaning as the unfused integer op (§3) followed by RequantShift (§2), so
-they run on the kernels this platform already has for its own fusions
-(``RequantizedGemm``/``RequantizedMatMul`` of :mod:`.integer`), reading mul and
-add from their positions.  Deeploy has no test data for either op, so the
-arithmetic is the written one (unverified against a peer).
-
-``RequantizedConv(x, w, [bias], mul, add)`` is the form this platform's own
-lowering fuses ``Conv → RequantShift`` into (mul before add, the Conv's and the
-RequantShift's attributes); declaring it lets a model that was fused already
-(by this compiler or by hand) come in as it is.  Deeploy's PULP deployer
-builds a node of the same name with a different contract (rounding folded
-into ``add``, a ``shift`` attribute), which only exists inside Deeploy.
-
-None of these ops has an ONNX schema: :data:`SCHEMAS` declares their output
-shapes (Gemm's ``[M, N]`` after ``transA``/``transB``; numpy matmul
-broadcasting; Conv's, computed by onnx's own Conv inference) and element types
-(float for the float-declared tensors of QuantLib exports, else the
-RequantShift's type from ``n_levels`` and ``signed``).
+Their output shapes are Gemm's ``[M, N]`` after ``transA``/``transB``, numpy matmul broadcasting, and Conv's
+(computed by onnx's own Conv inference); their element type is float for the float-declared tensors of
+QuantLib exports, else the RequantShift's type from ``n_levels`` and ``signed``.  The matmul/gemm family
+declares the first two, the conv family the third, so the shared reading of the attributes lives here.
 """
 
 from __future__ import annotations
@@ -32,10 +13,6 @@ from typing import Any
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, shape_inference
-
-from deeploy_core.plugin_api import CustomOpSchema, NodeBinding, NodeMapper
-from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
-from deeploy_generic_c.ops.integer import RequantizedGemmParser, RequantizedMatMulParser
 
 _FLOATS = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16})
 _BY_BITS = ((8, TensorProto.UINT8, TensorProto.INT8), (16, TensorProto.UINT16, TensorProto.INT16),
@@ -115,28 +92,3 @@ def conv_shape(shapes: Sequence[tuple[int, ...] | None], attributes: Mapping[str
     if not dims or any(not dim.HasField("dim_value") for dim in dims):
         raise ValueError(f"Conv of x {list(x)} and w {list(w)} has no static output shape")
     return [tuple(int(dim.dim_value) for dim in dims)]
-
-
-class RQGemmParser(RequantizedGemmParser):
-    """Deeploy's RQGemm: inputs A, B, [C], add, mul; Gemm attributes plus RequantShift's."""
-
-    requant_inputs = (-1, -2)
-
-
-class RQMatMulParser(RequantizedMatMulParser):
-    """Deeploy's RQMatMul: inputs A, B, add, mul (no bias); RequantShift's attributes."""
-
-    inputs = (4, 4)
-    requant_inputs = (-1, -2)
-
-
-SCHEMAS: tuple[CustomOpSchema, ...] = (
-    CustomOpSchema("RQGemm", shapes=gemm_shape, types=requantised_type),
-    CustomOpSchema("RQMatMul", shapes=matmul_shape, types=requantised_type),
-    CustomOpSchema("RequantizedConv", shapes=conv_shape, types=requantised_type),
-)
-
-MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "RQGemm": (NodeMapper(RQGemmParser(), (NodeBinding(ANY, INLINE),), name="RQGemm integer"),),
-    "RQMatMul": (NodeMapper(RQMatMulParser(), (NodeBinding(ANY, INLINE),), name="RQMatMul integer"),),
-}
