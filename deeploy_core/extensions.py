@@ -19,7 +19,7 @@ from deeploy_core.options.spec import OptionSpec, check_option_specs
 
 if TYPE_CHECKING:  # the geometry module imports onnx-graphsurgeon: too heavy for loading plugins
     from deeploy_core.codegen.execution_block import CodeTransformation
-    from deeploy_core.compilation import CompileSettings
+    from deeploy_core.compilation.settings import CompileSettings
     from deeploy_core.extension_contracts import AllocatorContract, DeployerContract
     from deeploy_core.frontend.custom_ops import CustomOpSchema
     from deeploy_core.mapping import NodeMapper
