@@ -26,32 +26,9 @@ ONCE_LOOP = re.compile(r"\bfor\s*\([^;]*=\s*0\s*;\s*(\w+)\s*<\s*1\s*;")
 COMMENTS_AND_LITERALS = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"', re.S)
 
 
-def once_loops(source: str, jumping: bool = True) -> list[str]:
-    """The loops with trip count 1 in the code of ``source`` (comments and string literals left out).
-
-    ``jumping=False`` leaves out a loop whose braced body says ``continue`` or ``break`` (the pass keeps a loop
-    its own jump needs; whether the jump is the loop's or a nested loop's is not told apart here).
-    """
-    code = COMMENTS_AND_LITERALS.sub(" ", source)
-    found = []
-    for match in ONCE_LOOP.finditer(code):
-        if not jumping and re.search(r"\b(?:continue|break)\b", _braced_body(code, match.end())):
-            continue
-        found.append(match.group(0))
-    return found
-
-
-def _braced_body(code: str, start: int) -> str:
-    """The text from the first ``{`` after ``start`` to its matching ``}`` (empty when the loop has no braces)."""
-    opening = code.find("{", start)
-    if opening < 0 or code[start:opening].count(";") > 2 or ")" not in code[start:opening]:
-        return ""
-    depth = 0
-    for index in range(opening, len(code)):
-        depth += {"{": 1, "}": -1}.get(code[index], 0)
-        if depth == 0:
-            return code[opening:index + 1]
-    return code[opening:]
+def once_loops(source: str) -> list[str]:
+    """The loops with trip count 1 in the code of ``source`` (comments and string literals left out)."""
+    return [match.group(0) for match in ONCE_LOOP.finditer(COMMENTS_AND_LITERALS.sub(" ", source))]
 
 SNIPPET = r'''#include <stdint.h>
 #include <stdio.h>
@@ -164,7 +141,6 @@ int main(void) {
     sum += 4;
 #endif
     for (int c = 0; c < 1; ++c) sum += x[c + 2];
-    for (int c = 0; c < 1; ++c) { if (x[c] > 0) continue; sum += 100; }
     printf("%d\n", sum);
     return 0;
 }
@@ -173,11 +149,39 @@ int main(void) {
 
 def test_a_loop_pragma_goes_with_the_loop_it_annotated(tmp_path: Path) -> None:
     """``#pragma GCC ivdep`` must be followed by a loop: a loop that becomes a block takes its pragmas along
-    (with their ``#if`` guard), and leaves every other directive where it was.  A loop with ``continue`` stays."""
+    (with their ``#if`` guard), and leaves every other directive where it was."""
     tidy = tidy_c(PRAGMA_SNIPPET)
-    assert once_loops(tidy) == ["for (int c = 0; c < 1;"] and "#pragma" not in tidy, tidy  # 'continue' keeps one
+    assert once_loops(tidy) == [] and "#pragma" not in tidy, tidy
     assert "#if defined(__GNUC__)\n" in tidy and "sum += 4;" in tidy  # a guard around code stays
     assert compile_and_run(PRAGMA_SNIPPET, tmp_path, "before") == compile_and_run(tidy, tmp_path, "after") == "10\n"
+
+
+JUMP_SNIPPET = r"""#include <stdio.h>
+int main(void) {
+    int total = 0, again = 0;
+    for (int i = 0; i < 3; ++i) {
+        for (int k = 0; k < 1; ++k) {
+            if (i == 1) continue;
+            for (int j = 0; j < 4; ++j) { if (j == 2) break; total += 100; }
+            switch (i) { case 2: break; default: total += 1000; }
+            total += 10;
+        }
+        total += 1;
+    }
+    for (int k = 0; k < 1; ++k) if (total > 0) break; else again = 1;
+    printf("%d %d\n", total, again);
+    return 0;
+}
+"""
+
+
+def test_a_jump_of_a_loop_that_runs_once_stays_its_own(tmp_path: Path) -> None:
+    """In a block, ``continue`` would belong to the enclosing loop: the loop's own ``continue`` and ``break`` become a
+    ``goto`` to the block's end; a nested loop's ``break`` and a ``switch``'s stay."""
+    tidy = tidy_c(JUMP_SNIPPET)
+    assert once_loops(tidy) == [], tidy
+    assert "goto dc_once_" in tidy and "if (j == 2) break;" in tidy and "case 2: break;" in tidy
+    assert compile_and_run(JUMP_SNIPPET, tmp_path, "before") == compile_and_run(tidy, tmp_path, "after") == "1423 0\n"
 
 
 IDENTITY_SNIPPET = r"""#include <stdio.h>
@@ -235,8 +239,7 @@ def test_network_c_of_real_networks_reads_like_hand_written_c(name: str, options
     CompileOptions(platform="pulp-cluster", level_sizes={"L1": 16000}, buffering="double"),
 ], ids=["generic-c", "pulp-tiled"])
 def test_every_peer_network_c_reads_like_hand_written_c(options: CompileOptions, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same three rules on every peer network (one compile each, about 7 s for both configurations); a loop
-    that runs once stays where its body jumps with ``continue`` or ``break`` (a pool window of one row, say)."""
+    """The same three rules on every peer network (one compile each, about 7 s for both configurations)."""
     monkeypatch.delenv("DEEPLOY_CORE_PLUGINS", raising=False)
     root = peer_tests_root()
     if root is None:
@@ -246,7 +249,7 @@ def test_every_peer_network_c_reads_like_hand_written_c(options: CompileOptions,
     for peer in find_peer_tests(root):
         peer_options = CompileOptions(**{**options.__dict__, "input_types": peer.input_types()})
         source = str(compile_model(peer.model, peer_options, host)[1].files["Network.c"])
-        found = ([line for line in source.split("\n") if len(line) > MAX_COLUMNS] + once_loops(source, jumping=False)
+        found = ([line for line in source.split("\n") if len(line) > MAX_COLUMNS] + once_loops(source)
                  + indentation_problems(source))
         if found:
             problems[peer.name] = found[:2]

@@ -4,8 +4,10 @@ Templates emit them for a batch of 1, one group or one tile; a reader has to
 work out that they run once.  The block ``{ const T v = 0; BODY }`` says so
 (the declaration only where BODY reads ``v``), and a loop pragma above the loop
 (``#pragma GCC ivdep``, in its ``#if`` guard) goes with it, since a pragma
-meant for a loop is an error before a block.  A loop whose body holds
-``continue`` or ``break`` stays a loop: they need one to jump in.
+meant for a loop is an error before a block.  A ``continue`` or ``break`` of
+the loop itself (not of a loop or ``switch`` nested in it) ends its one
+iteration: in the block it becomes a ``goto`` to a label at the block's end
+(left as it was, it would belong to the enclosing loop).
 """
 
 from __future__ import annotations
@@ -66,26 +68,35 @@ def _statement_end(view: str, start: int) -> int:
     raise ValueError("a statement without ';' in generated C")
 
 
-def _jumps_out(view: str, start: int, end: int) -> bool:
-    """Whether the loop body between ``start`` and ``end`` holds a ``continue`` or ``break`` of the loop itself.
+def _own_jumps(view: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of the ``continue`` and ``break`` keywords of the loop whose body lies between ``start`` and ``end``.
 
     A ``continue`` inside a nested loop, or a ``break`` inside a nested loop or ``switch``, belongs to that
     statement; the spans of the nested statements are found only when the body has a jump at all.
     """
-    jumps = [(match.start(), match.group(0)) for match in _JUMP.finditer(view, start, end)]
+    jumps = list(_JUMP.finditer(view, start, end))
     if not jumps:
-        return False
-    loops, switches = [], []
+        return []
+    loops: list[tuple[int, int]] = []
+    switches: list[tuple[int, int]] = []
     for match in _NESTED.finditer(view, start, end):
         if match.group(0) == "while" and view[:match.start()].rstrip().endswith("}"):
             continue  # the 'while' of a do-while, inside the span of its 'do'
         span = (match.start(), _statement_end(view, match.start()))
         (switches if match.group(0) == "switch" else loops).append(span)
-    for position, jump in jumps:
-        enclosing = loops + switches if jump == "break" else loops
-        if not any(low < position < high for low, high in enclosing):
-            return True
-    return False
+    own = []
+    for jump in jumps:
+        enclosing = loops + switches if jump.group(0) == "break" else loops
+        if not any(low < jump.start() < high for low, high in enclosing):
+            own.append(jump.span())
+    return own
+
+
+def _with_jumps_to(body: str, offset: int, jumps: list[tuple[int, int]], label: str) -> str:
+    """``body`` (starting at ``offset`` in the file) with each of the loop's jumps a ``goto label``."""
+    for start, end in reversed(jumps):
+        body = body[:start - offset] + f"goto {label}" + body[end - offset:]
+    return body
 
 
 def unroll_once_loops(text: str) -> str:
@@ -98,24 +109,32 @@ def unroll_once_loops(text: str) -> str:
     view = code_view(text)
     found = [match for match in _ONCE_LOOP.finditer(view)
              if match.start() == 0 or not (view[match.start() - 1].isalnum() or view[match.start() - 1] == "_")]
-    for match in reversed(found):
+    for number, match in reversed(list(enumerate(found))):
         body_start = match.end()
         body_end = _statement_end(view, body_start)
-        if _jumps_out(view, body_start, body_end):
-            continue  # a 'continue' or 'break' of this loop needs the loop
         variable, c_type = match.group("var"), match.group("type").replace("const ", "")
         used = re.search(rf"\b{re.escape(variable)}\b", view[body_start:body_end]) is not None
         declaration = f"const {c_type} {variable} = 0; " if used else ""
         body, body_view = text[body_start:body_end], view[body_start:body_end]
+        jumps = _own_jumps(view, body_start, body_end)
+        label = f"dc_once_{number}" if jumps else ""  # labels live in their own name space, one per file here
+        if jumps:  # 'continue' and 'break' end the one iteration: a jump to the end of the block does the same
+            body = _with_jumps_to(body, body_start, jumps, label)
+            body_view = _with_jumps_to(body_view, body_start, jumps, label)
+        ending = f"{label}:; " if label else ""
         if body_view.lstrip().startswith("{"):
             offset = body_view.index("{") + 1
             rest = len(body) - len(body[offset:].lstrip(" "))
+            closing = body_view.rindex("}")
+            if ending and "\n" in body_view[rest:closing]:  # a block over several lines: the label gets a line
+                closing = body_view.rindex("\n", rest, closing) + 1
+                ending = ending.rstrip() + "\n"
             opening = body[:offset] + " " + declaration
-            text_pieces = [opening, body[rest:]]
-            view_pieces = [opening, body_view[rest:]]
-        elif declaration:
-            text_pieces = ["{ " + declaration, body, " }"]
-            view_pieces = ["{ " + declaration, body_view, " }"]
+            text_pieces = [opening, body[rest:closing], ending, body[closing:]]
+            view_pieces = [opening, body_view[rest:closing], ending, body_view[closing:]]
+        elif declaration or label:
+            text_pieces = ["{ " + declaration, body, " " + ending + "}"]
+            view_pieces = ["{ " + declaration, body_view, " " + ending + "}"]
         else:
             text_pieces, view_pieces = [body], [body_view]
         start = _loop_pragmas_start(text, match.start())
