@@ -4,11 +4,18 @@ Written from ``deeploy-op-semantics.md`` (§2 RequantShift, §3 integer Conv/Gem
 in the raw integer domain with int64 intermediates, so a network reference composed from them cannot overflow
 where the C code (int32 accumulators, 64-bit requantisation) does not either.  These are the glue of the network
 tests; each dialect op's own reference lives next to its op tests (``rowwise``, ``elementwise``, ``linear``).
+RequantShift's reference is the installed :mod:`deeploy_core.testing.requant_reference`, which plugin tests
+share.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from deeploy_core.testing.requant_reference import along_axis_1, requant_bounds, requant_shift
+
+__all__ = ["along_axis_1", "c_div", "conv2d", "gemm", "integer_mean", "matmul", "reduce_sum", "requant_bounds",
+           "requant_shift"]
 
 
 def c_div(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
@@ -17,35 +24,6 @@ def c_div(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
     den = np.asarray(denominator, dtype=np.int64)
     quotient = np.abs(num) // np.abs(den)
     return np.where((num < 0) != (den < 0), -quotient, quotient)
-
-
-def along_axis_1(parameter: np.ndarray, rank: int) -> np.ndarray:
-    """A scalar or per-channel parameter shaped to broadcast along axis 1 of a rank-``rank`` tensor.
-
-    Deeploy applies a 1-D ``mul``/``add`` of length C along axis 1 (§1.3), where numpy would use the last axis;
-    reshaping makes numpy agree with that rule.
-    """
-    values = np.asarray(parameter, dtype=np.int64).reshape(-1)
-    if values.size == 1 or rank < 2:
-        return values.reshape(()) if values.size == 1 else values
-    return values.reshape((1, values.size) + (1,) * (rank - 2))
-
-
-def requant_bounds(n_levels: int, signed: bool) -> tuple[int, int]:
-    """The output range an ``n_levels``/``signed`` pair allows (§1.2): never the C type's."""
-    return (-(n_levels // 2), n_levels // 2 - 1) if signed else (0, n_levels - 1)
-
-
-def requant_shift(x: np.ndarray, mul: np.ndarray, add: np.ndarray, div: int, n_levels: int = 256,
-                  signed: bool = True) -> np.ndarray:
-    """§2: clamp(floor((x·mul + add + 2^(s-1)) / 2^s)) with s = log2(div); round half up, then saturate."""
-    shift = int(div).bit_length() - 1
-    rank = np.ndim(x)
-    t = np.asarray(x, np.int64) * along_axis_1(mul, rank) + along_axis_1(add, rank)
-    if shift > 0:
-        t = t + (1 << (shift - 1))
-    low, high = requant_bounds(n_levels, signed)
-    return np.clip(t >> shift, low, high)
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

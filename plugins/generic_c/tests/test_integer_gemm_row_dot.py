@@ -19,7 +19,7 @@ from deeploy_core.api import compile_model
 from deeploy_core.ir.dtypes import INT8, UINT8
 from deeploy_core.plugins import PluginHost
 from plugins.generic_c.tests.integer_networks import Network, float_constant, options, run_bit_exact
-from plugins.generic_c.tests.requant_reference import requant_shift
+from deeploy_core.testing.requant_reference import requant_shift
 
 
 @dataclass(frozen=True)
