@@ -11,8 +11,8 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``, ``matmul``, ``pooling``, ``softmax``) assembles its ``MAPPERS`` from its variant modules
-in its ``__init__``, in the order it documents there.  The op types that several modules map, in that order,
+subpackage (``conv``, ``matmul``, ``normalization``, ``pooling``, ``softmax``) assembles its ``MAPPERS`` from its
+variant modules in its ``__init__``, in the order it documents there.  The op types that several modules map, in that order,
 with what each module's kernel takes (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
@@ -41,8 +41,9 @@ ReduceSum, ReduceMean                  integer (integer data), then reduce (floa
 ReduceMax, ReduceMin                   reduce, then reduce_typed
 Gather                                 gather_scatter (int32 indices), then movement (int64 indices)
 Pad                                    movement, then padding (``mode="wrap"`` only)
-LayerNormalization                     normalization, then normalization_stats (with the Mean and InvStdDev
-                                       outputs)
+LayerNormalization                     normalization, inside the family: normalization.float32 (output Y
+                                       only), then normalization.layer_norm_stats (with the Mean and InvStdDev
+                                       outputs, or float64)
 QLinearAdd, QLinearMul                 qlinear (QOperator nodes without a ``requantization`` attribute), then
                                        qlinear_float32 (``requantization="float32"``, exact mode), then
                                        qlinear_tflite (TFLite's arithmetic); each declines the other modes
@@ -95,15 +96,10 @@ FAMILIES: tuple[str, ...] = (
     "integer_div",
     "integer_lookup",
     "integer_mean",
-    "integer_nonorm",
-    "integer_norms",
     "logical",
-    "lp_norm",
     "matmul",
     "movement",
-    "mvn",
     "normalization",
-    "normalization_stats",
     "one_hot",
     "padding",
     "pooling",
@@ -117,7 +113,6 @@ FAMILIES: tuple[str, ...] = (
     "reduce_typed",
     "requantized_add",
     "resize",
-    "rms_norm",
     "rq_integer_div",
     "selection",
     "signs",

@@ -1,6 +1,6 @@
 """LayerNormalization with its optional Mean and InvStdDev outputs, or in float64.
 
-``normalization.py``'s float32 kernel (tried first) computes only Y; training
+The runtime's float32 kernel of :mod:`.float32` (tried first) computes only Y; training
 graphs and exporters that keep the statistics ask for all three outputs.  Mean
 and variance accumulate in double, as that kernel's do; the outputs are
 written in their own declared types (stash_type's float32 for the

@@ -1,4 +1,6 @@
-"""Normalisation layers (float32); Softmax is in the softmax family (:mod:`deeploy_generic_c.ops.softmax`)."""
+"""The float32 normalisation layers: LayerNormalization (output Y only), BatchNormalization, InstanceNormalization
+and GroupNormalization, each a call of the runtime's kernel; Softmax is in the softmax family
+(:mod:`deeploy_generic_c.ops.softmax`)."""
 
 from __future__ import annotations
 
