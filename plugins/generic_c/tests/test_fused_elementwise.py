@@ -1,4 +1,4 @@
-"""Chains of float element-wise layers fused into one loop (lowering_elementwise, ops/fused_elementwise) match ONNX
+"""Chains of float element-wise layers fused into one loop (lowering_elementwise, ops/elementwise/fused.py) match ONNX
 Runtime bit for bit, keep their intermediates out of the arena, and stop where fusing would lose a value or let a
 compiler contract a product and a sum.
 """

@@ -1,5 +1,5 @@
-"""Fixed-point mode's TFLite kernels (ops/qlinear_tflite.py, ops/pooling/ and ops/softmax/qlinear_tflite.py) compiled
-and run, against TFLite's arithmetic.
+"""Fixed-point mode's TFLite kernels (ops/elementwise/qlinear_tflite.py, ops/pooling/ and
+ops/softmax/qlinear_tflite.py) compiled and run, against TFLite's arithmetic.
 
 Fused nodes carrying ``requantization="tflite"`` are built directly (one
 model holds every case, so one compile and one build check them all), compiled

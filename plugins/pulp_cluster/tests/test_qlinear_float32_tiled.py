@@ -1,6 +1,6 @@
 """Exact mode's float32 QLinear kernels on the cluster, tiled into a small L1, still equal ONNX Runtime.
 
-The cluster reuses the generic C plugin's kernels (ops/qlinear_float32.py,
+The cluster reuses the generic C plugin's kernels (ops/elementwise/qlinear_float32.py,
 ops/pooling/qlinear_float32.py, ops/softmax/qlinear_float32.py) and tiles them
 through deeploy_core/tiling/constraints.py:
 Add/Mul element-wise, the pools as sliding windows whose tiles still sum in

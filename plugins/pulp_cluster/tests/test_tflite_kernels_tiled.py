@@ -1,6 +1,6 @@
 """Fixed-point mode's TFLite kernels on the cluster, tiled into a small L1, equal TFLite's arithmetic.
 
-The cluster reuses the generic C plugin's kernels (ops/qlinear_tflite.py,
+The cluster reuses the generic C plugin's kernels (ops/elementwise/qlinear_tflite.py,
 ops/pooling/qlinear_tflite.py, ops/softmax/qlinear_tflite.py) and tiles them through deeploy_core/tiling/constraints.py: Add/Mul elementwise,
 the pools as sliding windows (a tile's border must still count only the
 pixels inside the input, as TFLite does, and padding only where the input

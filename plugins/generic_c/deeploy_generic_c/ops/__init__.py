@@ -11,25 +11,29 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``, ``matmul``, ``normalization``, ``pooling``, ``softmax``) assembles its ``MAPPERS`` from its
-variant modules in its ``__init__``, in the order it documents there.  The op types that several modules map, in that order,
-with what each module's kernel takes (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
+subpackage (``conv``, ``elementwise``, ``matmul``, ``normalization``, ``pooling``, ``softmax``) assembles its
+``MAPPERS`` from its variant modules in its ``__init__``, in the order it documents there.  The op types that
+several modules map, in that order, with what each module's kernel takes
+(``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
 op types                               modules, first tried first
 =====================================  ==========================================================================
-Add, Sub, Mul                          arithmetic (two operands of one type other than float32; integers wrap),
-                                       then elementwise (float32), then integer (integer operands of mixed
+Add, Sub, Mul                          elementwise, inside the family: elementwise.typed_arithmetic (two
+                                       operands of one type other than float32; integers wrap), then
+                                       elementwise.float32, then elementwise.integer (integer operands of mixed
                                        types, int32 arithmetic)
-Div, Pow                               arithmetic (Div: one type other than float32; Pow: mixed types), then
-                                       elementwise (float32)
-Abs, Neg                               elementwise (float32), then signs (integers and float64)
-Ceil, Elu, Erf, Exp, Floor,            elementwise (float32; Round with its own RoundParser), then float_math
-HardSigmoid, HardSwish, LeakyRelu,     (the typed float kernels: float64 where elementwise has float32)
-Log, Reciprocal, Relu, Round,
+Div, Pow                               elementwise, inside the family: elementwise.typed_arithmetic (Div: one
+                                       type other than float32; Pow: mixed types), then elementwise.float32
+Abs, Neg                               elementwise, inside the family: elementwise.float32, then
+                                       elementwise.signs (integers and float64)
+Ceil, Elu, Erf, Exp, Floor,            elementwise, inside the family: elementwise.float32 (Round with its own
+HardSigmoid, HardSwish, LeakyRelu,     RoundParser), then elementwise.float_math (the typed float kernels:
+Log, Reciprocal, Relu, Round,          float64 where elementwise.float32 has float32)
 Sigmoid, Softplus, Sqrt, Tanh
-Max, Min                               elementwise (two float32 operands), then variadic (any number of inputs
-                                       of one numeric type)
+Max, Min                               elementwise, inside the family: elementwise.float32 (two float32
+                                       operands), then elementwise.variadic (any number of inputs of one
+                                       numeric type)
 Conv                                   conv, inside the family: conv.integer (integer operands), then
                                        conv.float32
 Gemm, MatMul                           matmul, inside the family: matmul.integer (integer operands), then
@@ -44,9 +48,11 @@ Pad                                    movement, then padding (``mode="wrap"`` o
 LayerNormalization                     normalization, inside the family: normalization.float32 (output Y
                                        only), then normalization.layer_norm_stats (with the Mean and InvStdDev
                                        outputs, or float64)
-QLinearAdd, QLinearMul                 qlinear (QOperator nodes without a ``requantization`` attribute), then
-                                       qlinear_float32 (``requantization="float32"``, exact mode), then
-                                       qlinear_tflite (TFLite's arithmetic); each declines the other modes
+QLinearAdd, QLinearMul                 elementwise, inside the family: elementwise.qlinear (QOperator nodes
+                                       without a ``requantization`` attribute), then elementwise.qlinear_float32
+                                       (``requantization="float32"``, exact mode), then
+                                       elementwise.qlinear_tflite (TFLite's arithmetic); each declines the other
+                                       modes
 QLinearAveragePool,                    pooling, inside the family: pooling.qlinear (no attribute), then
 QLinearGlobalAveragePool               pooling.qlinear_float32 (exact mode), then pooling.qlinear_tflite
                                        (TFLite's arithmetic); each declines the other modes
@@ -72,7 +78,6 @@ from deeploy_core.plugin_api import CustomOpSchema, NodeMapper
 FAMILIES: tuple[str, ...] = (
     "affine_grid",
     "arg_reduce",
-    "arithmetic",
     "bitwise",
     "cast",
     "center_crop_pad",
@@ -86,8 +91,6 @@ FAMILIES: tuple[str, ...] = (
     "dropout",
     "einsum",
     "elementwise",
-    "float_math",
-    "fused_elementwise",
     "gather_scatter",
     "generators",
     "grid_sample",
@@ -103,25 +106,19 @@ FAMILIES: tuple[str, ...] = (
     "one_hot",
     "padding",
     "pooling",
-    "qlinear",
-    "qlinear_float32",
-    "qlinear_tflite",
     "quant",
     "quantize",
     "recurrent",
     "reduce",
     "reduce_typed",
-    "requantized_add",
     "resize",
     "rq_integer_div",
     "selection",
-    "signs",
     "softmax",
     "split",
     "tile_expand",
     "top_k",
     "triangular",
-    "variadic",
     "where",
 )
 """The family modules of this package, in mapper precedence order (see the module docstring)."""

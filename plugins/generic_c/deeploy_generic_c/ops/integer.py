@@ -1,8 +1,9 @@
 """Integer kernels in the raw integer domain (Deeploy's integer dialect and integer versions of ONNX ops).
 
-Conv, Gemm/MatMul, MaxPool and iSoftmax have their own families (:mod:`deeploy_generic_c.ops.conv`,
-:mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`, :mod:`deeploy_generic_c.ops.softmax`);
-this module keeps the other integer ops until their families are made.
+Conv, Gemm/MatMul, MaxPool, iSoftmax and Add/Sub/Mul have their own families (:mod:`deeploy_generic_c.ops.conv`,
+:mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`, :mod:`deeploy_generic_c.ops.softmax`,
+:mod:`deeploy_generic_c.ops.elementwise.integer`); this module keeps RequantShift and the integer ReduceSum/ReduceMean
+until their families are made.
 
 The loops are emitted inline with the exact C types of their operands, so one
 template serves every combination of int8/uint8/int16/int32 inputs; all
@@ -18,31 +19,8 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation
-from deeploy_generic_c.kernels.offset_loops import offset_loops
 from deeploy_generic_c.kernels.requantisation import Requantisation
-from deeploy_generic_c.parsing.common import broadcast_strides, collapse_broadcast
 from deeploy_generic_c.parsing.integer_bindings import ANY, integer_mapper, require_integer_operand
-
-
-class IntegerBinaryParser(NodeParser):
-    """Add, Sub, Mul with an integer operand, numpy broadcasting.
-
-    Integer × integer is exact in int32; integer × float (a dequantisation
-    ``(q - zp) * scale``) converts the integer to float32 and computes in float32.
-    """
-
-    inputs = (2, 2)
-    SYMBOLS = {"Add": "+", "Sub": "-", "Mul": "*"}
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        a, b, y = ctxt[node.inputs[0].name], ctxt[node.inputs[1].name], ctxt[node.outputs[0].name]
-        if a.dtype.is_float and b.dtype.is_float:
-            raise NodeMismatch("dtype", "both inputs are float; the integer kernel needs an integer operand")
-        shape, strides = collapse_broadcast(y.shape, [broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape)])
-        symbol = self.SYMBOLS[node.op]
-        work = "float" if y.dtype.is_float else "int32_t"
-        body = f"{y.c_name}[y] = ({y.dtype.c_type})(({work}){a.c_name}[o0] {symbol} ({work}){b.c_name}[o1]);"
-        return {"code": offset_loops(shape, strides, body), "size": y.numel}
 
 
 class RequantShiftParser(NodeParser):
@@ -111,7 +89,6 @@ class IntegerReduceParser(NodeParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    **{op: (integer_mapper(IntegerBinaryParser(), f"{op} integer", ANY),) for op in ("Add", "Sub", "Mul")},
     "RequantShift": (integer_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
     "ReduceSum": (integer_mapper(IntegerReduceParser(), "ReduceSum integer"),),
     "ReduceMean": (integer_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),

@@ -33,6 +33,9 @@ FLOAT_BINARY = NodeTypeChecker((dtypes.FLOAT32, dtypes.FLOAT32), (dtypes.FLOAT32
 CALL = NodeTemplate("${call}", headers=HEADERS)
 """The template of parsers that build the whole kernel call themselves (key ``call``)."""
 
+CALL_WITH_MATH = NodeTemplate("${call}", headers=HEADERS + ("math.h",))
+""":data:`CALL` for kernels that call math.h (the float32 element-wise layers and the fused chains of them)."""
+
 
 def single_binding(parser: NodeParser, checker: NodeTypeChecker, name: str, template: NodeTemplate = CALL,
                    tile_constraint: TileConstraint | None = None) -> tuple[NodeMapper, ...]:

@@ -1,7 +1,7 @@
 """Max, Min, Sum and Mean of any number of inputs (one included), all broadcast together as numpy does.
 
-Two float32 inputs keep ``elementwise``'s vectorised binary kernels (that
-module sorts first); every other arity and type is folded here left to right
+Two float32 inputs keep :mod:`.float32`'s vectorised binary kernels (tried
+first); every other arity and type is folded here left to right
 in one loop, so no intermediate tensor is written.  Float Max/Min follow the
 binary kernels' rule (a NaN operand gives the other one, like fmaxf/fminf).
 Sum and Mean are for floats only, as ONNX types them.

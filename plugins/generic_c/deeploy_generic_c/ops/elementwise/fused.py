@@ -1,7 +1,7 @@
 """``FusedElementwise``: a chain of float element-wise layers (see ``lowering_elementwise``) as one loop.
 
 Every link is written with the C of its unfused layer (``kernels.loops.BINARY_EXPRESSIONS``, the Round and Clip
-bodies of ``elementwise``) applied to a register ``v`` instead of an array, so each element goes through the
+bodies of :mod:`.float32`) applied to a register ``v`` instead of an array, so each element goes through the
 same float operations in the same order.
 """
 
@@ -14,9 +14,8 @@ from deeploy_core.plugin_api import (
     Buffer, CustomOpSchema, Elementwise, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.lowering_elementwise import FUSED_OP
-from deeploy_generic_c.parsing.common import broadcast_strides, c_float, collapse_broadcast
+from deeploy_generic_c.parsing.common import CALL_WITH_MATH, broadcast_strides, c_float, collapse_broadcast
 from deeploy_generic_c.kernels.loops import BINARY_EXPRESSIONS
-from deeploy_generic_c.ops.elementwise import CALL_WITH_MATH
 
 
 def _offset(strides: list[int]) -> str:
@@ -29,7 +28,7 @@ ARITHMETIC = ("add", "sub", "mul", "div", "pow")
 
 
 def _round(v: str, after_arithmetic: bool) -> str:
-    """Round half to even without libm, as ``elementwise.RoundParser`` does (the reasons are there).
+    """Round half to even without libm, as :class:`.float32.RoundParser` does (the reasons are there).
 
     RoundParser's select between ``copysignf(r, v)`` and ``v`` makes gcc 12 ``-O2`` give up on the whole
     loop ("control flow in loop": it sinks the additions into the branch and may not speculate them), and a

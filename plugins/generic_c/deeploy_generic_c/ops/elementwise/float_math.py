@@ -1,5 +1,5 @@
 """Float unary math in float32 and float64 (trigonometric, hyperbolic, Celu, Selu, Shrink, Softsign,
-ThresholdedRelu; Mish written but left to the example plugin), the float64 forms of ``elementwise``'s float32 activations, and PRelu with a
+ThresholdedRelu; Mish written but left to the example plugin), the float64 forms of :mod:`.float32`'s activations, and PRelu with a
 numpy-broadcast slope.
 
 Each op is one C expression of the element ``x`` written once for both
@@ -74,7 +74,7 @@ EXPRESSIONS: dict[str, Expression] = {
 
 FLOAT32_ELSEWHERE = ("Tanh", "Sqrt", "Exp", "Log", "Erf", "Floor", "Ceil", "Round", "Relu", "Reciprocal", "Sigmoid",
                      "Softplus", "HardSwish", "HardSigmoid", "LeakyRelu", "Elu")
-"""``elementwise`` has float32 kernels of these; here they are float64 only."""
+""":mod:`.float32` has float32 kernels of these; here they are float64 only."""
 
 LEFT_TO_THE_EXAMPLE_PLUGIN = ("Mish",)
 """Not registered: examples/operator-plugin adds Mish to the platforms, and its tests (tests/test_operator_plugin_

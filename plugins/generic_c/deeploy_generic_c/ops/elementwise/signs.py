@@ -1,4 +1,4 @@
-"""Neg, Abs and Sign for the integer types and float64 (float32 Neg/Abs are ``elementwise``'s), Sign for float32.
+"""Neg, Abs and Sign for the integer types and float64 (float32 Neg/Abs are :mod:`.float32`'s), Sign for float32.
 
 Negating the most negative integer wraps to itself, as numpy does (computed in
 ``uint32_t``/``uint64_t``: ``-x`` of INT_MIN is undefined in C).  Sign keeps a

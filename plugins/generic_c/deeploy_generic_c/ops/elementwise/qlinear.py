@@ -5,11 +5,11 @@ ONNX Runtime dequantises these and computes in float (in an order of its own); t
 with a 31-bit multiplier and a shift (round half to even, saturate,
 :class:`~deeploy_generic_c.kernels.qlinear_requantisers.Requantiser`): within one LSB given the same inputs.
 Scales and zero points must be constants; they become the multiplier/shift tables in the generated code.
-Exact mode's Add/Mul (``requantization="float32"``) are served by :mod:`~deeploy_generic_c.ops.qlinear_float32`,
-fixed-point mode's (``requantization="tflite"``) by :mod:`~deeploy_generic_c.ops.qlinear_tflite`; the kernels
-here decline both.  QLinearConv, QLinearMatMul, QGemm and the average pools are in their families
-(:mod:`deeploy_generic_c.ops.conv.qlinear`, :mod:`deeploy_generic_c.ops.matmul.qlinear`,
-:mod:`deeploy_generic_c.ops.pooling.qlinear`).
+Exact mode's Add/Mul (``requantization="float32"``) are served by
+:mod:`~deeploy_generic_c.ops.elementwise.qlinear_float32`, fixed-point mode's (``requantization="tflite"``) by
+:mod:`~deeploy_generic_c.ops.elementwise.qlinear_tflite`; the kernels here decline both.  QLinearConv,
+QLinearMatMul, QGemm and the average pools are in their families (:mod:`deeploy_generic_c.ops.conv.qlinear`,
+:mod:`deeploy_generic_c.ops.matmul.qlinear`, :mod:`deeploy_generic_c.ops.pooling.qlinear`).
 
 Every node may carry ``output_min``/``output_max``: a Relu, Clip or QCDQ clip the lowering folded into the
 layer.  Quantisation is monotone, so clamping the quantised output to those bounds equals running the

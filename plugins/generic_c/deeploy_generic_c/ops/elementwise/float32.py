@@ -1,4 +1,8 @@
-"""Element-wise float32 operators: binary with broadcasting, and unary activations."""
+"""Element-wise float32 operators: binary with broadcasting, and unary activations.
+
+These are the runtime's vectorised kernels, so every other module of the family that maps the same op type
+(``typed_arithmetic``, ``float_math``, ``signs``, ``variadic``) declines float32 or is tried after this one.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,10 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import (
-    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker, OperatorRepresentation, dtypes,
+    NetworkContext, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.parsing.common import (
+    CALL_WITH_MATH,
     FLOAT_BINARY,
     FLOAT_UNARY,
     HEADERS,
@@ -93,9 +98,6 @@ class GeluParser(NodeParser):
             raise NodeMismatch("attribute", f"approximate={approximate!r} is not supported")
         flag = 1 if approximate == "tanh" else 0
         return {"call": f"dcg_gelu_f32({x.c_name}, {y.c_name}, {y.numel}, {flag});", "size": y.numel}
-
-
-CALL_WITH_MATH = NodeTemplate("${call}", headers=HEADERS + ("math.h",))
 
 
 def _mapper(parser: NodeParser, checker: NodeTypeChecker, name: str) -> tuple[NodeMapper, ...]:

@@ -1,8 +1,8 @@
 """Add, Sub, Mul, Div, Mod and Pow for every element type C carries but float32 (whose vectorised kernels are in
-``elementwise``), with numpy broadcasting; Mod for float32 too, Pow with mixed base and exponent types.
+:mod:`.float32`), with numpy broadcasting; Mod for float32 too, Pow with mixed base and exponent types.
 
 Integers wrap modulo 2^bits as numpy and ONNX do, computed in ``uint32_t``/
-``uint64_t`` so that no C overflow is undefined (see ``_typed``).  Defined
+``uint64_t`` so that no C overflow is undefined (see :mod:`deeploy_generic_c.kernels.typed`).  Defined
 results where C has none and numpy warns:
 
 * integer division and modulo by zero give 0 (numpy's result);
@@ -11,8 +11,9 @@ results where C has none and numpy warns:
   toward zero (1 for base 1, +-1 for base -1, else 0), where numpy refuses;
 * a float power assigned to an integer saturates, NaN gives 0.
 
-This module's name sorts before ``integer``, whose Add/Sub/Mul compute in
-int32 (Deeploy's mixed integer-float dequantisation); operands of one shared
+The family tries these before :mod:`.integer`, whose Add/Sub/Mul compute in
+int32 (Deeploy's mixed integer-float dequantisation; the order the sorted
+module names ``arithmetic`` and ``integer`` gave): operands of one shared
 type take these kernels first, which wrap the same way but also in 64 bits.
 """
 
