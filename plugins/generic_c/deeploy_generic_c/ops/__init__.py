@@ -11,9 +11,9 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``, ``elementwise``, ``matmul``, ``normalization``, ``pooling``, ``softmax``) assembles its
-``MAPPERS`` from its variant modules in its ``__init__``, in the order it documents there.  The op types that
-several modules map, in that order, with what each module's kernel takes
+subpackage (``conv``, ``elementwise``, ``matmul``, ``normalization``, ``pooling``, ``quantisation``, ``softmax``)
+assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it documents there.  The op
+types that several modules map, in that order, with what each module's kernel takes
 (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
@@ -87,7 +87,6 @@ FAMILIES: tuple[str, ...] = (
     "cumulative",
     "debug_print",
     "depth_space",
-    "dequant",
     "dropout",
     "einsum",
     "elementwise",
@@ -106,13 +105,11 @@ FAMILIES: tuple[str, ...] = (
     "one_hot",
     "padding",
     "pooling",
-    "quant",
-    "quantize",
+    "quantisation",
     "recurrent",
     "reduce",
     "reduce_typed",
     "resize",
-    "rq_integer_div",
     "selection",
     "softmax",
     "split",

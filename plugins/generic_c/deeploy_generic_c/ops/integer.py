@@ -1,9 +1,10 @@
 """Integer kernels in the raw integer domain (Deeploy's integer dialect and integer versions of ONNX ops).
 
-Conv, Gemm/MatMul, MaxPool, iSoftmax and Add/Sub/Mul have their own families (:mod:`deeploy_generic_c.ops.conv`,
-:mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`, :mod:`deeploy_generic_c.ops.softmax`,
-:mod:`deeploy_generic_c.ops.elementwise.integer`); this module keeps RequantShift and the integer ReduceSum/ReduceMean
-until their families are made.
+Conv, Gemm/MatMul, MaxPool, iSoftmax, Add/Sub/Mul and RequantShift have their own families
+(:mod:`deeploy_generic_c.ops.conv`, :mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`,
+:mod:`deeploy_generic_c.ops.softmax`, :mod:`deeploy_generic_c.ops.elementwise.integer`,
+:mod:`deeploy_generic_c.ops.quantisation.requant_shift`); this module keeps the integer ReduceSum/ReduceMean until
+their family is made.
 
 The loops are emitted inline with the exact C types of their operands, so one
 template serves every combination of int8/uint8/int16/int32 inputs; all
@@ -19,30 +20,7 @@ import numpy as np
 import onnx_graphsurgeon as gs
 
 from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation
-from deeploy_generic_c.kernels.requantisation import Requantisation
 from deeploy_generic_c.parsing.integer_bindings import ANY, integer_mapper, require_integer_operand
-
-
-class RequantShiftParser(NodeParser):
-    """y = clamp((x*mul + add + 2^(s-1)) >> s); mul/add scalar or per channel along axis 1."""
-
-    inputs = (3, 3)
-
-    def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
-        x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        require_integer_operand(x, "input 0")
-        channels = x.shape[1] if len(x.shape) > 1 else 1
-        requant = Requantisation(node, ctxt, node.inputs[1].name, node.inputs[2].name, channels)
-        outer = x.shape[0] if len(x.shape) > 1 else 1
-        inner = math.prod(x.shape[2:]) if len(x.shape) > 1 else x.numel
-        store = requant.store(f"{y.c_name}[base + i]", y.dtype.c_type, f"{x.c_name}[base + i]", "c")
-        code = f"""for (int32_t n = 0; n < {outer}; ++n) {{
-    for (int32_t c = 0; c < {channels}; ++c) {{
-        const int32_t base = (n * {channels} + c) * {inner};
-        for (int32_t i = 0; i < {inner}; ++i) {store}
-    }}
-}}"""
-        return {"code": code, "size": x.numel * 3, "requantization": requant.describe()}
 
 
 class IntegerReduceParser(NodeParser):
@@ -89,7 +67,6 @@ class IntegerReduceParser(NodeParser):
 
 
 MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "RequantShift": (integer_mapper(RequantShiftParser(), "RequantShift integer", ANY),),
     "ReduceSum": (integer_mapper(IntegerReduceParser(), "ReduceSum integer"),),
     "ReduceMean": (integer_mapper(IntegerReduceParser(), "ReduceMean integer", ANY),),
 }

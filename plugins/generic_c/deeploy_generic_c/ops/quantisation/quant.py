@@ -21,7 +21,7 @@ from deeploy_core.plugin_api import (
     CustomOpSchema, NetworkContext, NodeBinding, NodeMapper, NodeMismatch, NodeParser, NodeTypeChecker, OperatorRepresentation, dtypes,
 )
 from deeploy_generic_c.parsing.common import c_float, one_output_of
-from deeploy_generic_c.ops.dequant import float_attribute
+from deeploy_generic_c.ops.quantisation.dequant import float_attribute
 from deeploy_generic_c.parsing.integer_bindings import INLINE
 
 
