@@ -1,4 +1,4 @@
-"""Float reductions specialised by shape (ops/reduce.py + dcg_reduce.h) against ONNX Runtime.
+"""Float reductions specialised by shape (ops/reduction/float32.py + dcg_reduce.h) against ONNX Runtime.
 
 The generator turns an axis set into kept/reduced blocks and picks one of two
 inner loops (reduced rows over a kept contiguous block, kept rows over a
@@ -21,7 +21,7 @@ from onnx import TensorProto, helper
 
 from deeploy_core.api import CompileOptions, validate_with_data
 from deeploy_core.plugins import PluginHost
-from deeploy_generic_c.ops.reduce import Block, axis_blocks
+from deeploy_generic_c.ops.reduction.float32 import Block, axis_blocks
 
 KINDS = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin")
 

@@ -11,9 +11,9 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``, ``elementwise``, ``matmul``, ``normalization``, ``pooling``, ``quantisation``, ``softmax``)
-assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it documents there.  The op
-types that several modules map, in that order, with what each module's kernel takes
+subpackage (``conv``, ``elementwise``, ``matmul``, ``normalization``, ``pooling``, ``quantisation``,
+``reduction``, ``softmax``) assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it
+documents there.  The op types that several modules map, in that order, with what each module's kernel takes
 (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
@@ -40,9 +40,9 @@ Gemm, MatMul                           matmul, inside the family: matmul.integer
                                        matmul.float32
 MaxPool                                pooling, inside the family: pooling.integer (integer data), then
                                        pooling.float32
-ReduceSum, ReduceMean                  integer (integer data), then reduce (float32), then reduce_typed (the
-                                       other element types)
-ReduceMax, ReduceMin                   reduce, then reduce_typed
+ReduceSum, ReduceMean                  reduction, inside the family: reduction.integer (integer data), then
+                                       reduction.float32, then reduction.typed (the other element types)
+ReduceMax, ReduceMin                   reduction, inside the family: reduction.float32, then reduction.typed
 Gather                                 gather_scatter (int32 indices), then movement (int64 indices)
 Pad                                    movement, then padding (``mode="wrap"`` only)
 LayerNormalization                     normalization, inside the family: normalization.float32 (output Y
@@ -77,7 +77,6 @@ from deeploy_core.plugin_api import CustomOpSchema, NodeMapper
 
 FAMILIES: tuple[str, ...] = (
     "affine_grid",
-    "arg_reduce",
     "bitwise",
     "cast",
     "center_crop_pad",
@@ -93,11 +92,9 @@ FAMILIES: tuple[str, ...] = (
     "gather_scatter",
     "generators",
     "grid_sample",
-    "integer",
     "integer_activations",
     "integer_div",
     "integer_lookup",
-    "integer_mean",
     "logical",
     "matmul",
     "movement",
@@ -107,8 +104,7 @@ FAMILIES: tuple[str, ...] = (
     "pooling",
     "quantisation",
     "recurrent",
-    "reduce",
-    "reduce_typed",
+    "reduction",
     "resize",
     "selection",
     "softmax",

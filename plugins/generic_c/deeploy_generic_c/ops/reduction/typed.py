@@ -1,13 +1,13 @@
 """Every ONNX reduction (Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare) for every element type
 ONNX allows it on, as loops over the layer's constant shapes.
 
-``reduce.py`` keeps its vectorised float32 Sum/Mean/Max/Min (it is tried first);
+The family's :mod:`.float32` keeps its vectorised float32 Sum/Mean/Max/Min (it is tried first);
 this module adds the other kinds and types.  Float32 sums accumulate in double
 (a long row summed in float loses digits that numpy's pairwise sum keeps);
 LogSumExp subtracts the row's largest finite value before exponentiating, so it
 neither overflows nor underflows to log(0).  Integer results wrap as numpy's do
 (see ``_axis_loops``); bool Max/Min are any/all.  Integer ReduceMean, and
-ReduceSum into int32, stay ``integer.py``'s (Deeploy's integer semantics, tried
+ReduceSum into int32, stay :mod:`.integer`'s (Deeploy's integer semantics, tried
 first).
 """
 
@@ -127,7 +127,7 @@ TEMPLATE = NodeTemplate("${call}", headers=(*HEADERS, "math.h", "stdint.h"))
 
 KINDS: dict[str, tuple[str, tuple[DataType, ...]]] = {
     "ReduceSum": ("sum", WIDE),
-    "ReduceMean": ("mean", FLOATS),  # integer means are integer.py's (Deeploy's rounding, tried first)
+    "ReduceMean": ("mean", FLOATS),  # integer means are .integer's (Deeploy's rounding, tried first)
     "ReduceMax": ("max", WIDE + (dtypes.INT8, dtypes.UINT8, dtypes.BOOL)),
     "ReduceMin": ("min", WIDE + (dtypes.INT8, dtypes.UINT8, dtypes.BOOL)),
     "ReduceProd": ("prod", WIDE),
@@ -137,7 +137,7 @@ KINDS: dict[str, tuple[str, tuple[DataType, ...]]] = {
     "ReduceLogSum": ("log_sum", FLOATS),
     "ReduceLogSumExp": ("log_sum_exp", FLOATS),
 }
-"""ONNX op -> (kind, element types); ReduceSum/Mean/Max/Min float32 rows are reduce.py's first."""
+"""ONNX op -> (kind, element types); ReduceSum/Mean/Max/Min float32 rows are .float32's first."""
 
 NEW_OPS = ("ReduceProd", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp")
 

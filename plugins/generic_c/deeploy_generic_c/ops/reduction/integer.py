@@ -1,15 +1,11 @@
-"""Integer kernels in the raw integer domain (Deeploy's integer dialect and integer versions of ONNX ops).
+"""Integer ReduceSum and ReduceMean in the raw integer domain (Deeploy's integer dialect).
 
-Conv, Gemm/MatMul, MaxPool, iSoftmax, Add/Sub/Mul and RequantShift have their own families
-(:mod:`deeploy_generic_c.ops.conv`, :mod:`deeploy_generic_c.ops.matmul`, :mod:`deeploy_generic_c.ops.pooling`,
-:mod:`deeploy_generic_c.ops.softmax`, :mod:`deeploy_generic_c.ops.elementwise.integer`,
-:mod:`deeploy_generic_c.ops.quantisation.requant_shift`); this module keeps the integer ReduceSum/ReduceMean until
-their family is made.
-
-The loops are emitted inline with the exact C types of their operands, so one
-template serves every combination of int8/uint8/int16/int32 inputs; all
-arithmetic is promoted to int32 (int64 where a product could overflow), as
-``deeploy-op-semantics.md`` specifies.
+ReduceSum is exact in 64 bits and stored in the output's type; ReduceMean follows Deeploy's rounding
+(``deeploy-op-semantics.md`` §3): half up by a shift for ``keepdims = 0`` and a power-of-two count, else the sum
+plus half the count, away from zero, divided.  The family tries this module first for both op types, so integer
+data gets Deeploy's semantics rather than :mod:`.typed`'s numpy ones; the loops are emitted inline with the exact
+C types of their operands, so one template serves every integer input type.  :mod:`.integer_mean` reuses the
+parser for ``IntegerMean``.
 """
 
 from __future__ import annotations

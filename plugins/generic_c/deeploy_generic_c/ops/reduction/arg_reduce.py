@@ -16,7 +16,7 @@ from deeploy_core.plugin_api import (
 from deeploy_generic_c.kernels.axis_loops import axis_geometry, row_loops
 from deeploy_generic_c.parsing.common import HEADERS
 from deeploy_generic_c.kernels.strided import block, normalise_axis
-from deeploy_generic_c.ops.reduce_typed import NUMERIC
+from deeploy_generic_c.ops.reduction.typed import NUMERIC
 
 
 def replaces(kind: str, last: bool, is_float: bool) -> str:

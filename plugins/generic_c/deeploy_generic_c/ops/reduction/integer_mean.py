@@ -15,7 +15,7 @@ from typing import Any
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeBinding, NodeMapper
 from deeploy_generic_c.parsing.integer_bindings import ANY, INLINE
-from deeploy_generic_c.ops.integer import IntegerReduceParser
+from deeploy_generic_c.ops.reduction.integer import IntegerReduceParser
 
 
 def integer_mean_shapes(shapes: Sequence[tuple[int, ...] | None], attributes: Mapping[str, Any]) -> Sequence[tuple[int, ...]]:
