@@ -6,7 +6,7 @@ indices, steps, axes and every scatter reduction) to one run-time input of
 each carried type, checked against ONNX's reference evaluator; the program
 is built with UBSan, so integer reductions that overflow must wrap without
 undefined behaviour.  Run-time indices outside their axis are clamped (the
-documented rule of ops/gather_scatter.py), constant ones are refused.
+documented rule of ops/movement/gather_scatter.py), constant ones are refused.
 """
 
 from __future__ import annotations

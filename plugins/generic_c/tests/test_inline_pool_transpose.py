@@ -1,4 +1,4 @@
-"""MaxPool and Transpose written into the layer (ops/pooling/float32.py, ops/movement.py) against ONNX Runtime.
+"""MaxPool and Transpose written into the layer (ops/pooling/float32.py, ops/movement/basic.py) against ONNX Runtime.
 
 Both used to call rank- and shape-generic kernels (dcg_maxpool2d_f32 ~1.3 KB with
 its helpers, dcg_transpose 839 B of x86-64 code); the layer's own loops replace
@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 
 from deeploy_core.api import CompileOptions, compile_model, validate_with_data
 from deeploy_core.plugins import PluginHost
-from deeploy_generic_c.ops.movement import transpose_axes
+from deeploy_generic_c.ops.movement.basic import transpose_axes
 
 POOLS = {
     "cct": ((1, 8, 16, 16), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}),

@@ -11,10 +11,10 @@ The engine tries an op's mappers in order and takes the first whose parser and t
 so for an op mapped by several modules the order decides which kernel a layer gets.  That order is
 :data:`FAMILIES`, written out here (it used to follow the sorted file names, so renaming a module could change
 the generated code).  Within one module, the order of its ``MAPPERS`` entry decides; a family that is a
-subpackage (``conv``, ``elementwise``, ``matmul``, ``normalization``, ``pooling``, ``quantisation``,
-``reduction``, ``softmax``) assembles its ``MAPPERS`` from its variant modules in its ``__init__``, in the order it
-documents there.  The op types that several modules map, in that order, with what each module's kernel takes
-(``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
+subpackage (``conv``, ``elementwise``, ``matmul``, ``movement``, ``normalization``, ``pooling``,
+``quantisation``, ``reduction``, ``softmax``) assembles its ``MAPPERS`` from its variant modules in its
+``__init__``, in the order it documents there.  The op types that several modules map, in that order, with what
+each module's kernel takes (``plugins/generic_c/tests/test_mapper_precedence.py`` pins the sequence):
 
 =====================================  ==========================================================================
 op types                               modules, first tried first
@@ -43,8 +43,10 @@ MaxPool                                pooling, inside the family: pooling.integ
 ReduceSum, ReduceMean                  reduction, inside the family: reduction.integer (integer data), then
                                        reduction.float32, then reduction.typed (the other element types)
 ReduceMax, ReduceMin                   reduction, inside the family: reduction.float32, then reduction.typed
-Gather                                 gather_scatter (int32 indices), then movement (int64 indices)
-Pad                                    movement, then padding (``mode="wrap"`` only)
+Gather                                 movement, inside the family: movement.gather_scatter (int32 indices),
+                                       then movement.basic (int64 indices)
+Pad                                    movement, inside the family: movement.basic, then movement.padding
+                                       (``mode="wrap"`` only)
 LayerNormalization                     normalization, inside the family: normalization.float32 (output Y
                                        only), then normalization.layer_norm_stats (with the Mean and InvStdDev
                                        outputs, or float64)
@@ -79,17 +81,13 @@ FAMILIES: tuple[str, ...] = (
     "affine_grid",
     "bitwise",
     "cast",
-    "center_crop_pad",
-    "col2im",
     "comparison",
     "conv",
     "cumulative",
     "debug_print",
-    "depth_space",
     "dropout",
     "einsum",
     "elementwise",
-    "gather_scatter",
     "generators",
     "grid_sample",
     "integer_activations",
@@ -99,19 +97,13 @@ FAMILIES: tuple[str, ...] = (
     "matmul",
     "movement",
     "normalization",
-    "one_hot",
-    "padding",
     "pooling",
     "quantisation",
     "recurrent",
     "reduction",
     "resize",
-    "selection",
     "softmax",
-    "split",
-    "tile_expand",
     "top_k",
-    "triangular",
     "where",
 )
 """The family modules of this package, in mapper precedence order (see the module docstring)."""

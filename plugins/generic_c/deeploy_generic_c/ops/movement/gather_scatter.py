@@ -54,7 +54,7 @@ def _copy_all(count: int) -> list[str]:
 
 
 class Int32GatherParser(NodeParser):
-    """Gather with int32 indices (movement's Gather takes ONNX's usual int64 ones), any axis, clamped at run time."""
+    """Gather with int32 indices (:mod:`.basic`'s Gather takes ONNX's usual int64 ones), any axis, clamped at run time."""
 
     inputs = (2, 2)
 

@@ -1,4 +1,4 @@
-"""Pad with ``mode="wrap"`` (opset 19) for every element type; movement's Pad covers constant, reflect and edge.
+"""Pad with ``mode="wrap"`` (opset 19) for every element type; :mod:`.basic`'s Pad covers constant, reflect and edge.
 
 Wrap padding reads the input circularly: output position ``i`` of an axis with
 ``n`` input elements and ``p`` leading pads reads input ``(i - p) mod n``,
@@ -21,7 +21,7 @@ from deeploy_generic_c.kernels.strided import block, counters, dense_strides, ne
 
 
 class WrapPadParser(NodeParser):
-    """Constant ``pads`` (and ``axes``); only ``mode="wrap"`` (the other modes are movement's)."""
+    """Constant ``pads`` (and ``axes``); only ``mode="wrap"`` (the other modes are :mod:`.basic`'s)."""
 
     inputs = (2, 4)
 

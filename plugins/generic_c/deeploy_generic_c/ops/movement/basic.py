@@ -1,4 +1,9 @@
-"""Data movement for any element type: Transpose, Concat, Slice, Pad, Gather."""
+"""Data movement for any element type: Transpose, Concat, Slice, Pad, Gather.
+
+The movement ops nearly every exported network has, each a copy that does not look at the values, so one kernel
+serves every element type.  Pad takes the constant, reflect and edge modes (:mod:`.padding` has wrap) and Gather
+ONNX's usual int64 indices (:mod:`.gather_scatter` has int32 ones, tried first).
+"""
 
 from __future__ import annotations
 

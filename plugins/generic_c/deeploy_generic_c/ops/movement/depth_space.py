@@ -1,7 +1,7 @@
 """DepthToSpace (DCR and CRD) and SpaceToDepth (DCR and CRD) for every element type.
 
 Both are ONNX's reshape -> transpose -> reshape on an NCHW tensor, so they are
-one transpose of the 6-D reshaped view, written by movement's
+one transpose of the 6-D reshaped view, written by :mod:`.basic`'s
 :func:`transpose_loop` (which also merges the axes that stay together).
 """
 
@@ -14,7 +14,7 @@ from deeploy_core.plugin_api import (
 )
 from deeploy_generic_c.parsing.common import single_binding
 from deeploy_generic_c.parsing.indexing import require_same_type
-from deeploy_generic_c.ops.movement import transpose_loop
+from deeploy_generic_c.ops.movement.basic import transpose_loop
 
 
 def _mode(node: gs.Node) -> str:
