@@ -5,7 +5,7 @@ verification (``deeploy-op-semantics.md`` §0), written down here because the
 listing must not depend on ``../shared`` being present or on which tests ran
 last.  Keys are op keys as the platform maps them; an entry for an op that is
 not mapped (yet) is simply not shown, and a mapped op without an entry fails
-``tests/test_supported_ops_verification.py``, so whoever adds an op states
+``tests/test_supported_ops_listing.py``, so whoever adds an op states
 how it is checked.  pulp-cluster runs these kernels too and shares the table.
 """
 
