@@ -76,6 +76,7 @@ import importlib
 from types import ModuleType
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeMapper
+from deeploy_generic_c.parsing.mapper_tables import merged_mappers
 
 FAMILIES: tuple[str, ...] = (
     "affine_grid",
@@ -121,8 +122,4 @@ def collect_custom_ops() -> tuple[CustomOpSchema, ...]:
 
 def collect_mappers() -> dict[str, tuple[NodeMapper, ...]]:
     """Every op type of every family, mappers in :data:`FAMILIES` order (the precedence the engine tries them in)."""
-    table: dict[str, tuple[NodeMapper, ...]] = {}
-    for module in family_modules():
-        for op_type, mappers in getattr(module, "MAPPERS", {}).items():
-            table[op_type] = table.get(op_type, ()) + tuple(mappers)
-    return table
+    return merged_mappers(family_modules())

@@ -25,6 +25,7 @@ from deeploy_generic_c.ops.elementwise import (
     float32, float_math, fused, integer, qlinear, qlinear_float32, qlinear_tflite, requantized, signs, typed_arithmetic,
     variadic,
 )
+from deeploy_generic_c.parsing.mapper_tables import merged_mappers
 
 VARIANTS: tuple[ModuleType, ...] = (
     typed_arithmetic, float32, float_math, fused, integer, qlinear, qlinear_float32, qlinear_tflite, requantized,
@@ -33,15 +34,7 @@ VARIANTS: tuple[ModuleType, ...] = (
 """The variant modules, first tried first for an op type that several of them map."""
 
 
-def _assemble() -> dict[str, tuple[NodeMapper, ...]]:
-    table: dict[str, tuple[NodeMapper, ...]] = {}
-    for module in VARIANTS:
-        for op_type, mappers in module.MAPPERS.items():
-            table[op_type] = table.get(op_type, ()) + tuple(mappers)
-    return table
-
-
-MAPPERS: dict[str, tuple[NodeMapper, ...]] = _assemble()
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = merged_mappers(VARIANTS)
 """Op type -> mappers, first tried first (in :data:`VARIANTS` order)."""
 
 SCHEMAS: tuple[CustomOpSchema, ...] = fused.SCHEMAS + requantized.SCHEMAS

@@ -24,6 +24,7 @@ from deeploy_generic_c.ops.movement import (
     basic, center_crop_pad, col2im, depth_space, gather_scatter, one_hot, padding, selection, split, tile_expand,
     triangular,
 )
+from deeploy_generic_c.parsing.mapper_tables import merged_mappers
 
 VARIANTS: tuple[ModuleType, ...] = (
     center_crop_pad, col2im, depth_space, gather_scatter, basic, one_hot, padding, selection, split, tile_expand,
@@ -32,15 +33,7 @@ VARIANTS: tuple[ModuleType, ...] = (
 """The variant modules, first tried first for an op type that several of them map."""
 
 
-def _assemble() -> dict[str, tuple[NodeMapper, ...]]:
-    table: dict[str, tuple[NodeMapper, ...]] = {}
-    for module in VARIANTS:
-        for op_type, mappers in module.MAPPERS.items():
-            table[op_type] = table.get(op_type, ()) + tuple(mappers)
-    return table
-
-
-MAPPERS: dict[str, tuple[NodeMapper, ...]] = _assemble()
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = merged_mappers(VARIANTS)
 """Op type -> mappers, first tried first (in :data:`VARIANTS` order)."""
 
 NODE_TESTED: tuple[str, ...] = (center_crop_pad.NODE_TESTED + col2im.NODE_TESTED + depth_space.NODE_TESTED

@@ -18,20 +18,13 @@ from types import ModuleType
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeMapper
 from deeploy_generic_c.ops.quantisation import dequant, quant, quantize, requant_shift, rq_integer_div
+from deeploy_generic_c.parsing.mapper_tables import merged_mappers
 
 VARIANTS: tuple[ModuleType, ...] = (dequant, requant_shift, quant, quantize, rq_integer_div)
 """The variant modules, in the order their mappers and schemas are collected."""
 
 
-def _assemble() -> dict[str, tuple[NodeMapper, ...]]:
-    table: dict[str, tuple[NodeMapper, ...]] = {}
-    for module in VARIANTS:
-        for op_type, mappers in module.MAPPERS.items():
-            table[op_type] = table.get(op_type, ()) + tuple(mappers)
-    return table
-
-
-MAPPERS: dict[str, tuple[NodeMapper, ...]] = _assemble()
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = merged_mappers(VARIANTS)
 """Op type -> mappers, first tried first (in :data:`VARIANTS` order)."""
 
 SCHEMAS: tuple[CustomOpSchema, ...] = dequant.SCHEMAS + quant.SCHEMAS + rq_integer_div.SCHEMAS

@@ -19,20 +19,13 @@ from types import ModuleType
 
 from deeploy_core.plugin_api import CustomOpSchema, NodeMapper
 from deeploy_generic_c.ops.reduction import arg_reduce, float32, integer, integer_mean, typed
+from deeploy_generic_c.parsing.mapper_tables import merged_mappers
 
 VARIANTS: tuple[ModuleType, ...] = (arg_reduce, integer, integer_mean, float32, typed)
 """The variant modules, first tried first for an op type that several of them map."""
 
 
-def _assemble() -> dict[str, tuple[NodeMapper, ...]]:
-    table: dict[str, tuple[NodeMapper, ...]] = {}
-    for module in VARIANTS:
-        for op_type, mappers in module.MAPPERS.items():
-            table[op_type] = table.get(op_type, ()) + tuple(mappers)
-    return table
-
-
-MAPPERS: dict[str, tuple[NodeMapper, ...]] = _assemble()
+MAPPERS: dict[str, tuple[NodeMapper, ...]] = merged_mappers(VARIANTS)
 """Op type -> mappers, first tried first (in :data:`VARIANTS` order)."""
 
 SCHEMAS: tuple[CustomOpSchema, ...] = integer_mean.SCHEMAS
