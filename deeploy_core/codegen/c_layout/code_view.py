@@ -50,3 +50,15 @@ def code_view(text: str) -> str:
 def directive_view(line: str) -> str:
     """The code view of one preprocessor line: its comments and literals masked, the rest code."""
     return _MASKED_IN_DIRECTIVE.sub(_fill, line)
+
+
+def replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each span ``(start, end)`` replaced by its string; of two overlapping spans the first wins
+    (``[0 + 0]``: both ``0 +`` and ``+ 0`` match, and only one may go)."""
+    pieces, previous = [], 0
+    for start, end, replacement in sorted(spans):
+        if start < previous:
+            continue
+        pieces += [text[previous:start], replacement]
+        previous = end
+    return "".join(pieces) + text[previous:]

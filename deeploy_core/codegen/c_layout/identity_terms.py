@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from deeploy_core.codegen.c_layout.code_view import code_view
+from deeploy_core.codegen.c_layout.code_view import code_view, replace_spans
 
 _TIMES_ONE = re.compile(r" \* 1(?![\w.])")
 """``* 1`` after an operand, ``1`` a whole literal (not ``10``, ``1.5f``, ``1u``): multiplication binds tightest of
@@ -56,18 +56,6 @@ def drop_identity_terms(text: str) -> str:
         index = bisect.bisect_right(starts, match.start()) - 1
         if index >= 0 and match.end() <= spans[index][1] and _after_operand(view, match.start()):
             cuts.append((match.start(), match.end(), ""))
-    text = _rewrite(text, cuts)
+    text = replace_spans(text, cuts)
     names = [(m.start(), m.end(), f"[{m.group(1)}]") for m in _ONE_NAME_IN_PARENTHESES.finditer(code_view(text))]
-    return _rewrite(text, names)
-
-
-def _rewrite(text: str, cuts: list[tuple[int, int, str]]) -> str:
-    """``text`` with each span ``(start, end)`` replaced by its string; of two overlapping spans the first wins
-    (``[0 + 0]``: both ``0 +`` and ``+ 0`` match, and only one may go)."""
-    pieces, previous = [], 0
-    for start, end, replacement in sorted(cuts):
-        if start < previous:
-            continue
-        pieces += [text[previous:start], replacement]
-        previous = end
-    return "".join(pieces) + text[previous:]
+    return replace_spans(text, names)

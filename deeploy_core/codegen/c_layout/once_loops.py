@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from deeploy_core.codegen.c_layout.code_view import code_view
+from deeploy_core.codegen.c_layout.code_view import code_view, replace_spans
 
 _ONCE_LOOP = re.compile(
     r"for\s*\(\s*(?P<type>(?:const\s+)?(?:int(?:8|16|32|64)_t|uint(?:8|16|32|64)_t|int|unsigned|long|size_t))\s+"
@@ -92,13 +92,6 @@ def _own_jumps(view: str, start: int, end: int) -> list[tuple[int, int]]:
     return own
 
 
-def _with_jumps_to(body: str, offset: int, jumps: list[tuple[int, int]], label: str) -> str:
-    """``body`` (starting at ``offset`` in the file) with each of the loop's jumps a ``goto label``."""
-    for start, end in reversed(jumps):
-        body = body[:start - offset] + f"goto {label}" + body[end - offset:]
-    return body
-
-
 def unroll_once_loops(text: str) -> str:
     """Every ``for (T v = 0; v < 1; ++v) BODY`` outside comments and literals becomes ``{ const T v = 0; BODY }``.
 
@@ -119,8 +112,8 @@ def unroll_once_loops(text: str) -> str:
         jumps = _own_jumps(view, body_start, body_end)
         label = f"dc_once_{number}" if jumps else ""  # labels live in their own name space, one per file here
         if jumps:  # 'continue' and 'break' end the one iteration: a jump to the end of the block does the same
-            body = _with_jumps_to(body, body_start, jumps, label)
-            body_view = _with_jumps_to(body_view, body_start, jumps, label)
+            gotos = [(start - body_start, end - body_start, f"goto {label}") for start, end in jumps]
+            body, body_view = replace_spans(body, gotos), replace_spans(body_view, gotos)
         ending = f"{label}:; " if label else ""
         if body_view.lstrip().startswith("{"):
             offset = body_view.index("{") + 1
