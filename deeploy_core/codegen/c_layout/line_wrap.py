@@ -40,14 +40,14 @@ def _statement_starts(line: str, view: str, base: int) -> list[int]:
     return starts
 
 
-def _one_statement_per_line(line: str, view: str) -> list[tuple[str, str]]:
-    """``line`` split so that each statement (or block brace) starts a line of its own; views split alike."""
+def _one_statement_per_line(line: str, view: str) -> list[str]:
+    """``line`` split so that each statement (or block brace) starts a line of its own."""
     base = len(line) - len(line.lstrip())
     pieces, previous = [], 0
     for start in [*_statement_starts(line, view, base), len(line)]:
-        text, text_view = line[previous:start].strip(" "), view[previous:start].strip(" ")
+        text = line[previous:start].strip(" ")
         if text:
-            pieces.append((" " * base + text, " " * base + text_view))
+            pieces.append(" " * base + text)
         previous = start
     return pieces
 
@@ -76,6 +76,8 @@ def _break_at(line: str, view: str, floor: int) -> int | None:
 
 
 def wrap(lines: list[str]) -> list[str]:
+    """``lines`` with every line over :data:`MAX_COLUMNS` split into statements or broken (one round; the caller
+    re-indents and calls again until nothing changes)."""
     views = code_view("\n".join(lines)).split("\n")
     result = []
     for line, view in zip(lines, views):
@@ -86,7 +88,7 @@ def wrap(lines: list[str]) -> list[str]:
         if preprocessor:
             view = directive_view(line)
         if not preprocessor and len(pieces := _one_statement_per_line(line, view)) > 1:
-            result.extend(piece for piece, _ in pieces)  # indented by the next _reindent, then wrapped if need be
+            result.extend(pieces)  # indented by the next reindent, then wrapped if need be
             continue
         base = len(line) - len(line.lstrip())
         while len(line) > MAX_COLUMNS:
