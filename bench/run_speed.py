@@ -110,18 +110,16 @@ def build(network: Network, tree: Path | None, compiler: str, out: Path) -> dict
     return built
 
 
+def timing_outputs(program: dict[str, object]) -> Path:
+    """Where the program writes its outputs while it is timed (beside its inputs, one file per side)."""
+    return Path(str(program["input_file"])).with_name("timing-outputs.bin")
+
+
 def best_nanoseconds(program: dict[str, object], repeats: int) -> float:
     """Best RunNetwork time of ``repeats`` calls, as the harness measures it."""
-    executable, inputs = str(program["executable"]), str(program["input_file"])
-    output = Path(inputs).with_name("timing-outputs.bin")
-    result = subprocess.run([executable, inputs, str(output), str(repeats)], capture_output=True, text=True,
-                            check=True)
+    command = [str(program["executable"]), str(program["input_file"]), str(timing_outputs(program)), str(repeats)]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
     return float(result.stdout.split()[1])
-
-
-def written_outputs(program: dict[str, object]) -> bytes:
-    """The bytes of the outputs the program wrote in its last timing run (same inputs on both sides)."""
-    return Path(str(program["input_file"])).with_name("timing-outputs.bin").read_bytes()
 
 
 def onnxruntime_microseconds(network: Network, repeats: int, rounds: int) -> tuple[float, bool]:
@@ -203,7 +201,7 @@ def main() -> int:
                     for label, program in sides.items():
                         best[label] = min(best[label], best_nanoseconds(program, args.repeats))
                 ok = all(bool(program["ok"]) for program in sides.values())
-                same = len({written_outputs(program) for program in sides.values()}) == 1
+                same = len({timing_outputs(program).read_bytes() for program in sides.values()}) == 1
                 failures += not ok or not same
                 speedup = best["base"] / best["head"]
                 speedups[compiler].append(speedup)
