@@ -39,7 +39,7 @@ The contract
 
 What is in it
     Only what a plugin of some kind needs, measured from the bundled plugins,
-    ``examples/operator-plugin`` and the ``new-plugin`` template: 60 names.  The
+    ``examples/operator-plugin`` and the ``new-plugin`` template: 64 names.  The
     tiler's internals are not among them; a plugin that needs a tiling's
     results (the cluster's cost model) reads them through the read-only
     :class:`TilingView`.  Version 2.0 narrowed the 1.x surface of 104 names:
@@ -108,6 +108,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "deeploy_core.memory.wrapper": ("MemoryLevelDeployerWrapper",),
     # platform data
     "deeploy_core.platform": ("Platform", "Engine", "RuntimeLibrary", "StaticPlacement"),
+    "deeploy_core.platform.board": ("BoardSupport",),
+    "deeploy_core.mapping.external_library": ("ExternalLibrary",),
+    "deeploy_core.mapping.kernel_runtime": ("KernelRuntime",),
+    "deeploy_core.plugins.installed_platforms": ("installed_platform",),
     "deeploy_core.platform.verification": ("OpVerification",),
     "deeploy_core.tiling.transfers": ("TransferPrimitives", "HOST_MEMCPY"),
     "deeploy_core.tiling.parallel": ("ClusterParallelism",),
@@ -170,6 +174,10 @@ if TYPE_CHECKING:  # the lazily imported names, for type checkers (tests/test_pl
     from deeploy_core.platform import RuntimeLibrary as RuntimeLibrary
     from deeploy_core.platform import StaticPlacement as StaticPlacement
     from deeploy_core.platform.verification import OpVerification as OpVerification
+    from deeploy_core.platform.board import BoardSupport as BoardSupport
+    from deeploy_core.mapping.external_library import ExternalLibrary as ExternalLibrary
+    from deeploy_core.mapping.kernel_runtime import KernelRuntime as KernelRuntime
+    from deeploy_core.plugins.installed_platforms import installed_platform as installed_platform
     from deeploy_core.tiling import geometry as _geometry
     from deeploy_core.tiling import transfers as _transfers
     from deeploy_core.tiling.geometry import AlongAxes as AlongAxes

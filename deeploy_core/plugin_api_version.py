@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-API_VERSION = "2.0"
+API_VERSION = "2.1"
 """This core's plugin API version (re-exported as ``deeploy_core.plugin_api.API_VERSION``); bump the minor when
 a name is added to the API, the major when one is removed or changes meaning."""
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deeploy_core.codegen.board_build import SELF_TEST_ELF, board_make_variables, board_self_test
+from deeploy_core.codegen.external_build import (external_cmake, external_make_rules, external_make_variables,
+                                                 external_objects, used)
 from deeploy_core.codegen.runtime_files import HOST_FILES, LIBRARY_HEADERS, RuntimeFiles
 
 PROFILE_DIR = "profile"
@@ -92,7 +95,9 @@ def makefile(generated_sources: list[str], runtime: RuntimeFiles, flags: BuildFl
         f"LDLIBS += {' '.join(flags.libraries)}".rstrip(),
         "OBJDIR ?= build",
         f"override CPPFLAGS += -I. -I{LIBRARY_HEADERS}" + (f" -I{HOST_FILES}" if runtime.host_headers else ""),
+        *(board_make_variables(runtime) if runtime.board else []),
         "",
+        *external_make_variables(runtime.external),
         f"NETWORK_SRCS := {_words(generated_sources)}",
         f"RUNTIME_SRCS := {_words(library)}",
         f"HOST_SRCS := {_words(host)}",
@@ -110,7 +115,8 @@ def makefile(generated_sources: list[str], runtime: RuntimeFiles, flags: BuildFl
         ".PHONY: all test profile clean",
         "all: libnetwork.a",
         "",
-        "libnetwork.a: $(NETWORK_OBJS) $(RUNTIME_OBJS)",
+        "libnetwork.a: $(NETWORK_OBJS) $(RUNTIME_OBJS)" + (f" {external_objects(runtime.external)}"
+                                                          if used(runtime.external) else ""),
         "\trm -f $@",
         "\t$(AR) rcs $@ $^",
         "",
@@ -118,22 +124,26 @@ def makefile(generated_sources: list[str], runtime: RuntimeFiles, flags: BuildFl
         "$(HOST_OBJS) $(SELFTEST_OBJS) $(PROGRAM_OBJS): DC_EXTRA := $(DC_HOST_FLAGS)",
         "# Objects depend on the compiler and flags they were built with: another CC or CFLAGS rebuilds them.",
         "DC_FLAGS_STAMP := $(OBJDIR)/build-flags",
-        "DC_BUILD_FLAGS := $(CC) $(CPPFLAGS) $(DC_STD) $(DC_SECTIONS) $(CFLAGS) $(DC_HOST_FLAGS)",
+        "DC_BUILD_FLAGS := $(CC) $(CPPFLAGS) $(DC_STD) $(DC_SECTIONS) $(DC_ARCH) $(CFLAGS) $(DC_HOST_FLAGS)",
         "$(shell mkdir -p $(OBJDIR) && printf '%s\\n' '$(subst ','\\'',$(DC_BUILD_FLAGS))' > $(DC_FLAGS_STAMP).new && "
         "{ cmp -s $(DC_FLAGS_STAMP).new $(DC_FLAGS_STAMP) && rm -f $(DC_FLAGS_STAMP).new || "
         "mv $(DC_FLAGS_STAMP).new $(DC_FLAGS_STAMP); })",
         "$(OBJDIR)/%.o: %.c $(DC_FLAGS_STAMP)",
         "\t@mkdir -p $(dir $@)",
-        "\t$(CC) $(CPPFLAGS) $(DC_STD) $(DC_SECTIONS) $(CFLAGS) $(DC_EXTRA) -c $< -o $@",
+        "\t$(CC) $(CPPFLAGS) $(DC_STD) $(DC_SECTIONS) $(DC_ARCH) $(CFLAGS) $(DC_EXTRA) -c $< -o $@",
         "$(DC_FLAGS_STAMP): ;",
         "",
+        *external_make_rules(runtime.external),
         "# Any other host program (make program PROGRAM=name PROGRAM_SRCS=main.c), linked like the self-test.",
         "program: $(PROGRAM)",
-        "$(PROGRAM): $(PROGRAM_OBJS) libnetwork.a $(HOST_OBJS)",
-        "\t$(CC) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) $(DC_GC) -o $@ $(PROGRAM_OBJS) libnetwork.a $(HOST_OBJS) $(LDLIBS)",
+        "$(PROGRAM): $(PROGRAM_OBJS) $(DC_BOARD_OBJS) libnetwork.a $(HOST_OBJS)",
+        "\t$(CC) $(DC_STD) $(DC_ARCH) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) $(DC_GC) $(DC_BOARD_LINK) -o $@ "
+        "$(PROGRAM_OBJS) $(DC_BOARD_OBJS) libnetwork.a $(HOST_OBJS) $(LDLIBS)",
         "",
     ]
-    if self_test:
+    if self_test and runtime.board is not None:
+        lines += board_self_test(runtime, "$(SELFTEST_OBJS)")
+    elif self_test:
         lines += [
             "network_selftest: $(SELFTEST_OBJS) libnetwork.a $(HOST_OBJS)",
             "\t$(CC) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) $(DC_GC) -o $@ $(SELFTEST_OBJS) libnetwork.a $(HOST_OBJS) $(LDLIBS)",
@@ -161,11 +171,13 @@ def makefile(generated_sources: list[str], runtime: RuntimeFiles, flags: BuildFl
         f"$(RUNTIME_OBJS) $(HOST_OBJS){profile_data}",
         "\t$(CC) $(DC_STD) $(CFLAGS) $(DC_HOST_FLAGS) $(LDFLAGS) $(DC_GC) -o $@ $^ $(LDLIBS)",
         "",
-        "profile: network_profile",
-        "\t./network_profile $(REPEATS)",
+        *(["profile: network_profile", "\t./network_profile $(REPEATS)"] if runtime.board is None else [
+            "profile:",
+            "\t@echo 'make profile times layers on a host; on the board, build with -DDC_PROFILE and define the mark "
+            "function to read a cycle counter (see README.md)' >&2; exit 1"]),
         "",
         "clean:",
-        "\trm -rf $(OBJDIR) libnetwork.a network_selftest network_profile $(PROGRAM)",
+        f"\trm -rf $(OBJDIR) libnetwork.a network_selftest {SELF_TEST_ELF} network_profile $(PROGRAM)",
         "",
     ]
     return "\n".join(lines)
@@ -202,6 +214,7 @@ def cmakelists(generated_sources: list[str], runtime: RuntimeFiles, flags: Build
         f"  target_compile_options({target} PRIVATE {' '.join(SECTION_FLAGS)})",
         "endif()",
     ]
+    lines += external_cmake(runtime.external, target)
     if libraries:
         lines.append(f"target_link_libraries({target} PUBLIC {libraries})")
     if runtime.host_sources:

@@ -12,16 +12,20 @@ out and the network library never depends on a host-only header.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from deeploy_core.codegen.network_files import WEIGHT_FILES
 from deeploy_core.codegen.used_sources import header_closure, used_sources
+from deeploy_core.mapping.external_library import ExternalLibrary
+from deeploy_core.platform.board import BoardSupport
 from deeploy_core.platform.runtime_library import RuntimeLibrary
 
 LIBRARY_SOURCES = "runtime/src"
 LIBRARY_HEADERS = "runtime/include"
 HOST_FILES = "runtime/host"
+BOARD_FILES = "board"
+"""The start-up code and linker script of the board the self-test runs on (a firmware brings its own)."""
 
 
 @dataclass(frozen=True)
@@ -32,10 +36,16 @@ class RuntimeFiles:
     headers: dict[str, Path]
     host_sources: dict[str, Path]
     host_headers: dict[str, Path]
+    external: tuple[ExternalLibrary, ...] = ()
+    """User-provided libraries the build compiles from where the user keeps them (nothing of them is copied)."""
+    board: BoardSupport | None = None
+    board_files: dict[str, Path] = field(default_factory=dict)
+    """The board's start-up sources and linker script, by relative path under :data:`BOARD_FILES`."""
 
     def copies(self) -> dict[str, Path]:
         """Every copy, by relative path (sorted)."""
-        return dict(sorted({**self.library_sources, **self.headers, **self.host_sources, **self.host_headers}.items()))
+        return dict(sorted({**self.library_sources, **self.headers, **self.host_sources, **self.host_headers,
+                            **self.board_files}.items()))
 
 
 def _placed(folder: str, files: tuple[Path, ...]) -> dict[str, Path]:
@@ -72,4 +82,14 @@ def runtime_files(generated: Mapping[str, str], runtime: RuntimeLibrary) -> Runt
         headers={f"{LIBRARY_HEADERS}/{name}": path for name, path in headers.items()},
         host_sources=_placed(HOST_FILES, host_needed),
         host_headers={f"{HOST_FILES}/{name}": path for name, path in host_only.items()},
+        external=runtime.external,
+        board=runtime.board,
+        board_files=_board_files(runtime.board),
     )
+
+
+def _board_files(board: BoardSupport | None) -> dict[str, Path]:
+    if board is None:
+        return {}
+    files = (*board.startup_sources, *((board.linker_script,) if board.linker_script else ()))
+    return {f"{BOARD_FILES}/{path.name}": path for path in files}

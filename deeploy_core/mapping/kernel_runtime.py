@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from deeploy_core.mapping.external_library import ExternalLibrary
+
 
 @dataclass(frozen=True)
 class KernelRuntime:
@@ -19,7 +21,9 @@ class KernelRuntime:
 
     sources: tuple[Path, ...] = ()
     include_dirs: tuple[Path, ...] = ()
+    external: tuple[ExternalLibrary, ...] = ()
+    """Files of user-provided libraries the kernel calls (CMSIS-NN's), built from where the user keeps them."""
 
     def __bool__(self) -> bool:
-        return bool(self.sources or self.include_dirs)
+        return bool(self.sources or self.include_dirs or self.external)
 

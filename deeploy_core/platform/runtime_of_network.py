@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from deeploy_core.mapping.external_library import ExternalLibrary, merge_external
 from deeploy_core.mapping.layer import Layer
 from deeploy_core.platform.runtime_library import RuntimeLibrary
 
@@ -28,14 +29,17 @@ def network_runtime(platform_runtime: RuntimeLibrary, layers: Iterable[Layer]) -
     """
     sources: set[Path] = set()
     include_dirs: set[Path] = set()
+    external: list[ExternalLibrary] = []
     for layer in layers:
         runtime = layer.mapper.runtime
         if runtime is not None:
             sources.update(runtime.sources)
             include_dirs.update(runtime.include_dirs)
+            external.extend(runtime.external)
     added_sources = tuple(sorted(sources - set(platform_runtime.sources)))
     added_dirs = tuple(sorted(include_dirs - set(platform_runtime.include_dirs)))
-    if not added_sources and not added_dirs:
+    if not added_sources and not added_dirs and not external:
         return platform_runtime
     return replace(platform_runtime, sources=platform_runtime.sources + added_sources,
-                   include_dirs=platform_runtime.include_dirs + added_dirs)
+                   include_dirs=platform_runtime.include_dirs + added_dirs,
+                   external=merge_external((*platform_runtime.external, *external)))

@@ -18,6 +18,8 @@ _EXPORTS = {
     "AllocatorConformance": "deeploy_core.testing.conformance.allocator",
     "CodeTransformationConformance": "deeploy_core.testing.conformance.code_transformation",
     "MemoryLevelConformance": "deeploy_core.testing.conformance.tiling",
+    "MPS2_LINKER_SCRIPT": "deeploy_core.testing.emulated_targets",
+    "MPS2_STARTUP": "deeploy_core.testing.emulated_targets",
     "OperatorConformance": "deeploy_core.testing.conformance.operator",
     "PlatformConformance": "deeploy_core.testing.conformance.platform",
     "PluginConformance": "deeploy_core.testing.conformance.plugin",

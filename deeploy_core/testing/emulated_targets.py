@@ -43,6 +43,10 @@ from deeploy_core.testing.cross_targets import CORTEX_M4, CORTEX_M4_ARCH, LIBRAR
 
 PACKAGE_FILES = Path(__file__).parent / "emulated"
 """The start-up code and linker script shipped with the package (written for this project)."""
+MPS2_STARTUP = PACKAGE_FILES / "cortex_m4_startup.c"
+"""Start-up code for QEMU's MPS2 Cortex-M boards: vector table, FPU on, data and bss, semihosting exit."""
+MPS2_LINKER_SCRIPT = PACKAGE_FILES / "mps2_an386.ld"
+"""4 MiB of code RAM at 0x0 and 4 MiB of data RAM at 0x20000000 (QEMU's mps2-an386 and mps2-an500)."""
 
 SELF_TEST_MAINS = ("selftest/dc_selftest_main.c", "selftest/dc_selftest_data.c")
 """The sources ``compile --inputs`` writes into a folder (relative to it)."""
