@@ -39,7 +39,7 @@ The contract
 
 What is in it
     Only what a plugin of some kind needs, measured from the bundled plugins,
-    ``examples/operator-plugin`` and the ``new-plugin`` template: 64 names.  The
+    ``examples/operator-plugin`` and the ``new-plugin`` template: 65 names.  The
     tiler's internals are not among them; a plugin that needs a tiling's
     results (the cluster's cost model) reads them through the read-only
     :class:`TilingView`.  Version 2.0 narrowed the 1.x surface of 104 names:
@@ -96,7 +96,9 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "deeploy_core.ir.element_types": ("dtypes",),
     # operators: parser, type checker, template, binding, mapper
     "deeploy_core.mapping": ("NodeBinding", "NodeMapper", "NodeMismatch", "NodeParser", "NodeTemplate",
-                             "NodeTypeChecker"),
+                             "NodeTypeChecker",
+                             # TFLite's integer parameters, shared by the platforms that run its arithmetic
+                             "tflite_parameters"),
     "deeploy_core.mapping.parser": ("OperatorRepresentation",),
     "deeploy_core.mapping.alias": ("ALIAS_MAPPERS",),
     "deeploy_core.frontend.custom_ops": ("CustomOpSchema",),
@@ -178,6 +180,7 @@ if TYPE_CHECKING:  # the lazily imported names, for type checkers (tests/test_pl
     from deeploy_core.mapping.external_library import ExternalLibrary as ExternalLibrary
     from deeploy_core.mapping.kernel_runtime import KernelRuntime as KernelRuntime
     from deeploy_core.plugins.installed_platforms import installed_platform as installed_platform
+    from deeploy_core.mapping import tflite_parameters as tflite_parameters
     from deeploy_core.tiling import geometry as _geometry
     from deeploy_core.tiling import transfers as _transfers
     from deeploy_core.tiling.geometry import AlongAxes as AlongAxes

@@ -116,7 +116,7 @@ def _own_docstring(value: object) -> str:
     if isinstance(value, type):
         doc = value.__dict__.get("__doc__") or ""
         return "" if doc.startswith(f"{value.__name__}(") else doc
-    if inspect.isfunction(value) or inspect.isbuiltin(value):
+    if inspect.isfunction(value) or inspect.isbuiltin(value) or inspect.ismodule(value):
         return value.__doc__ or ""
     return ""
 

@@ -8,6 +8,7 @@ from deeploy_core.mapping.mismatch import Mismatch, NodeMismatch
 from deeploy_core.mapping.parser import NodeParser, OperatorRepresentation, attribute, constant_values, is_present
 from deeploy_core.mapping.template import NodeTemplate
 from deeploy_core.mapping.typecheck import NodeTypeChecker
+from deeploy_core.mapping import tflite_parameters
 
 __all__ = [
     "KernelRuntime",
@@ -24,4 +25,5 @@ __all__ = [
     "attribute",
     "constant_values",
     "is_present",
+    "tflite_parameters",
 ]
