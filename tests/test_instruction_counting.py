@@ -25,7 +25,7 @@ from deeploy_core.testing.cli_outcomes import CliLab
 from deeploy_core.testing.cortex_m4_timing import REFILL_CYCLES
 from deeploy_core.testing.emulated_targets import (CORTEX_M4_MPS2, PACKAGE_FILES, PASSED_LINE, SELF_TEST_MAINS,
                                                     build_program, run_program)
-from deeploy_core.testing.instruction_counting import count_instructions, main, missing
+from deeploy_core.testing.instruction_counting import CountingError, count_instructions, main, missing
 from deeploy_core.testing.models import conformance_model
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 
@@ -142,6 +142,22 @@ def test_the_command_prints_totals_layers_and_functions(mlp_folder: Path, tmp_pa
     printed = capsys.readouterr().out
     assert printed.startswith("counted\nexit status 3: ") and "  layer   1:        6,006 instructions" in printed
     assert "dc_counted_loop" in printed, printed
+
+
+@needs_counter
+@needs_cortex_m4
+def test_a_fault_raises_and_a_program_that_never_ends_is_stopped(mlp_folder: Path, tmp_path: Path) -> None:
+    """An access outside the board's memory is an error naming the pc (QEMU would run the fault handler); a
+    spinning program stops after its budget with no exit status."""
+    programs = {}
+    for name, body in (("fault", "return *(volatile int *)0x30000000;"), ("spin", "for (;;) __asm__ volatile(\"\");")):
+        (tmp_path / f"{name}.c").write_text(f"int main(void) {{ {body} }}\n", encoding="utf-8")
+        programs[name] = build_program(mlp_folder, CORTEX_M4_MPS2, main_sources=[tmp_path / f"{name}.c"],
+                                       build_dir=f"build-{name}")
+    with pytest.raises(CountingError, match="at pc 0x"):
+        count_instructions(programs["fault"])
+    stopped = count_instructions(programs["spin"], timeout_instructions=100_000)
+    assert stopped.exit_status is None and 100_000 < stopped.instructions < 100_100
 
 
 def test_a_missing_package_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from deeploy_core.testing import cortex_m4_timing
-from deeploy_core.testing.arm_semihosting import SemihostingHost
+from deeploy_core.testing.arm_semihosting import SemihostingError, SemihostingHost
 from deeploy_core.testing.instruction_profile import BlockTally, InstructionProfile, summarise
 
 PROFILE_MARK = "DeeployNetwork_profile_mark"
@@ -161,7 +161,12 @@ def count_instructions(elf: Path, *, timeout_instructions: int = 1_000_000_000,
         if number != 7 or engine.mem_read(pc, 2) != b"\xab\xbe":  # EXCP_BKPT at BKPT 0xAB
             engine.emu_stop()
             raise CountingError(f"exception {number} at pc 0x{pc:x}")
-        engine.reg_write(UC_ARM_REG_R0, host.call(engine.reg_read(UC_ARM_REG_R0), engine.reg_read(UC_ARM_REG_R1)))
+        try:
+            result = host.call(engine.reg_read(UC_ARM_REG_R0), engine.reg_read(UC_ARM_REG_R1))
+        except SemihostingError as error:
+            engine.emu_stop()
+            raise CountingError(f"{error} (at pc 0x{pc:x})") from error
+        engine.reg_write(UC_ARM_REG_R0, result)
         if host.exit_status is None:
             engine.reg_write(UC_ARM_REG_PC, (pc + 2) | 1)
         else:
