@@ -1,0 +1,217 @@
+"""Instructions, estimated cycles, flash and RAM of networks on a Cortex-M4: the cortex-m4 platform (CMSIS-NN)
+against generic C built for the same core.
+
+Usage::
+
+    python bench/cortex_m.py [--networks resnet8,dscnn,...] [--markdown] [--no-check]
+
+Each network is compiled twice with ``--quantization fixed-point`` (TFLite's
+arithmetic, which CMSIS-NN computes): for ``generic-c`` and for
+``cortex-m4``, each with a self-test (one seeded input, the expected outputs
+from LiteRT on the ``.tflite`` for the MLPerf Tiny networks, Deeploy's golden
+outputs for the peers).  Both folders are built with their own Makefiles at
+``-O2`` for a Cortex-M4F with ``-DDC_PROFILE`` and linked with the self-test
+and the start-up code of QEMU's ``mps2-an386``.  The ELF then runs under the
+instruction counter (:mod:`deeploy_core.testing.instruction_counting`: Unicorn,
+every executed instruction counted once, cycles estimated with the documented
+Cortex-M4 timing table), which also checks that the self-test passed.
+
+Columns: instructions of one inference on each platform and their ratio; the
+estimated cycles on cortex-m4; the share of cortex-m4's instructions spent
+outside CMSIS-NN's functions (``arm_*``: everything that is not the kernels —
+layer glue, generic-C fallback layers, copies); flash (code + read-only data +
+initialised data) and RAM (initialised + zero-initialised data, the arena
+included) of what a ``--gc-sections`` firmware link keeps of ``libnetwork.a``;
+the arena from report.json.
+
+Targets (issue 35), on the four MLPerf Tiny int8 networks: at most half of
+generic C's instructions, and at most 10 % of the total outside CMSIS-NN.
+The exit status is 1 when a target is missed (``--no-check``: always 0 unless
+a build or a self-test failed).
+
+The MLPerf Tiny networks come from ``make quant``'s exporters (Keras ->
+TFLiteConverter int8 -> ``tf2onnx --tflite``, cached); CMSIS-NN from
+``CMSIS_NN_PATH`` or ``../shared/third-party/cmsis-nn``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.linked_size import linked_sizes  # noqa: E402
+from deeploy_core.api import CompileOptions, compile_model  # noqa: E402
+from deeploy_core.plugins import PluginHost  # noqa: E402
+from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, SELF_TEST_MAINS, build_program  # noqa: E402
+from deeploy_core.testing.instruction_counting import count_instructions, missing  # noqa: E402
+from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MARK_SOURCE = ROOT / "deeploy_core" / "testing" / "emulated" / "dc_profile_mark.c"
+MLPERF_TINY = ("resnet8", "dscnn", "mobilenet_v1_025", "fc_autoencoder")
+PEERS = ("Models/MLPerf/KeywordSpotting", "Models/miniMobileNet")
+RATIO_TARGET = 0.5
+OVERHEAD_TARGET = 0.10
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Case:
+    """A network with one input sample and its expected outputs (written as .npz for ``compile``)."""
+
+    name: str
+    model: Path
+    inputs: Path
+    outputs: Path
+    mlperf: bool
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One platform's figures for one network."""
+
+    instructions: int
+    cycles: int
+    outside_cmsis: int
+    flash: int
+    ram: int
+    arena: int
+
+
+def _cmsis_root() -> str:
+    root = os.environ.get("CMSIS_NN_PATH") or str(ROOT.parent / "shared" / "third-party" / "cmsis-nn")
+    if not (Path(root) / "Include" / "arm_nnfunctions.h").is_file():
+        raise SystemExit(f"CMSIS-NN not found at {root}: set CMSIS_NN_PATH")
+    return root
+
+
+def _mlperf_case(name: str, host: PluginHost, scratch: Path) -> Case:
+    """The converted network, a seeded int8 input and LiteRT's outputs on the .tflite for it."""
+    from deeploy_core.testing.quant_checks import litert_reference, random_samples
+    from deeploy_core.testing.tflite_export import converted
+
+    files = converted(name)
+    _, generated = compile_model(files.int8_onnx, CompileOptions(platform="generic-c", quantization="fixed-point"),
+                                 host)
+    sample = random_samples(generated, count=1, seed=SEED)[0]
+    expected = litert_reference(files.int8_tflite, generated)(sample)
+    inputs, outputs = scratch / f"{name}-inputs.npz", scratch / f"{name}-outputs.npz"
+    np.savez(inputs, **sample)
+    np.savez(outputs, **{spec.name: value for spec, value in zip(generated.outputs, expected)})
+    return Case(name, files.int8_onnx, inputs, outputs, mlperf=True)
+
+
+def _peer_cases(names: list[str]) -> list[Case]:
+    root = peer_tests_root(ROOT / "tests")
+    if root is None:
+        return []
+    peers = {peer.name: peer for peer in find_peer_tests(root)}
+    return [Case(Path(name).name, peers[name].model, peers[name].inputs, peers[name].outputs, mlperf=False)
+            for name in names if name in peers]
+
+
+def _compile(case: Case, platform: str, folder: Path) -> None:
+    """``deeploy-core compile`` as a user runs it, with the self-test."""
+    command = [sys.executable, "-m", "deeploy_core", "compile", str(case.model), "-o", str(folder), "--quiet",
+               "--platform", platform, "--quantization", "fixed-point", "--inputs", str(case.inputs),
+               "--outputs", str(case.outputs)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"compile {case.name} for {platform}: {(result.stderr or result.stdout).strip()[:800]}")
+
+
+def _measure(case: Case, platform: str, scratch: Path) -> Measured:
+    """Compile with the self-test, build for the M4 with the profile marks, count one run, measure the library."""
+    folder = scratch / f"{case.name}-{platform}"
+    _compile(case, platform, folder)
+    elf = build_program(folder, CORTEX_M4_MPS2, optimisation="-O2", extra_cflags=("-DDC_PROFILE",),
+                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir="build-count")
+    profile = count_instructions(elf)
+    if profile.exit_status != 0 or "self-test passed" not in profile.stdout:
+        raise RuntimeError(f"{case.name} on {platform}: self-test failed (exit {profile.exit_status}): "
+                           + profile.stdout.strip()[-1500:])
+    members = {path.with_suffix(".o").name for path in folder.glob("*.c")}
+    sizes = linked_sizes(elf.parent / "libnetwork.a", members, "arm-none-eabi-").total
+    inside = sum(function.instructions for function in profile.functions if function.name.startswith("arm_"))
+    arena = int(json.loads((folder / "report.json").read_text(encoding="utf-8"))["memory"]["arena_bytes"])
+    return Measured(profile.inference_instructions, profile.inference_cycles, profile.inference_instructions - inside,
+                    sizes.text + sizes.rodata + sizes.data, sizes.data + sizes.bss, arena)
+
+
+HEADER = ["network", "generic-c instr", "cortex-m4 instr", "ratio", "target", "cortex-m4 est. cycles",
+          "outside CMSIS-NN", "target", "flash gc/cm4", "RAM gc/cm4", "arena gc/cm4"]
+
+
+def _row(case: Case, generic: Measured, cortex: Measured) -> tuple[list[str], list[str]]:
+    """The table row and the missed targets (MLPerf Tiny networks only)."""
+    ratio = cortex.instructions / generic.instructions
+    outside = cortex.outside_cmsis / cortex.instructions
+    missed = []
+    ratio_target = outside_target = "-"
+    if case.mlperf:
+        ratio_target = "met" if ratio <= RATIO_TARGET else "MISSED"
+        outside_target = "met" if outside <= OVERHEAD_TARGET else "MISSED"
+        if ratio > RATIO_TARGET:
+            missed.append(f"{case.name}: ratio {ratio:.3f} > {RATIO_TARGET}")
+        if outside > OVERHEAD_TARGET:
+            missed.append(f"{case.name}: {outside:.1%} outside CMSIS-NN > {OVERHEAD_TARGET:.0%}")
+    row = [case.name, f"{generic.instructions:,}", f"{cortex.instructions:,}", f"{ratio:.3f}", ratio_target,
+           f"{cortex.cycles:,}", f"{outside:.1%}", outside_target, f"{generic.flash:,} / {cortex.flash:,}",
+           f"{generic.ram:,} / {cortex.ram:,}", f"{generic.arena:,} / {cortex.arena:,}"]
+    return row, missed
+
+
+def _table(rows: list[list[str]], markdown: bool) -> str:
+    widths = [max(len(row[i]) for row in [HEADER, *rows]) for i in range(len(HEADER))]
+    if markdown:
+        lines = ["| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |" for row in [HEADER, *rows]]
+        lines.insert(1, "|" + "|".join("-" * (width + 2) for width in widths) + "|")
+        return "\n".join(lines)
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in [HEADER, *rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--networks", default=",".join((*MLPERF_TINY, *PEERS)),
+                        help="comma-separated MLPerf Tiny names and peer paths")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--no-check", action="store_true", help="exit 0 when a target is missed")
+    args = parser.parse_args(argv)
+    reason = missing() or CORTEX_M4_MPS2.missing()
+    if reason:
+        print(f"cannot run: {reason}", file=sys.stderr)
+        return 2
+    os.environ["CMSIS_NN_PATH"] = _cmsis_root()
+    names = [name for name in args.networks.split(",") if name]
+    rows: list[list[str]] = []
+    missed: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="cortex_m_bench_") as scratch_name:
+        scratch = Path(scratch_name)
+        host = PluginHost.discover()
+        cases = [_mlperf_case(name, host, scratch) for name in names if name in MLPERF_TINY]
+        cases += _peer_cases([name for name in names if name not in MLPERF_TINY])
+        for case in cases:
+            generic = _measure(case, "generic-c", scratch)
+            cortex = _measure(case, "cortex-m4", scratch)
+            row, row_missed = _row(case, generic, cortex)
+            rows.append(row)
+            missed += row_missed
+            print(" ".join(row), file=sys.stderr, flush=True)
+    print(_table(rows, args.markdown))
+    for line in missed:
+        print(f"MISSED {line}", file=sys.stderr)
+    return 1 if missed and not args.no_check else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
