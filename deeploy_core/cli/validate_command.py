@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, Mapping
 
 import click
 from rich.console import Console
@@ -18,10 +19,12 @@ from deeploy_core.cli.progress import print_timings, quiet_option, stage_progres
 from deeploy_core.cli.session import CliSession
 from deeploy_core.cli.tolerance_options import ATOL_HELP, RTOL_HELP
 from deeploy_core.cli.table_output import TextTable, print_table
+from deeploy_core.cli.target_table import target_lines, target_table
 from deeploy_core.errors import printable_line
 from deeploy_core.report.layer_profile import LayerProfile, layer_profile
 from deeploy_core.report.profile_page import write_profile_page
 from deeploy_core.validate.reference_kind import describe_reference
+from deeploy_core.validate.target_result import TargetRun
 
 VALIDATION_COLUMNS = ("output", "max |ref|", "max abs error", "max rel error", "max LSB", "cosine", "mismatches",
                       "rule", "status")
@@ -81,6 +84,14 @@ def validate_command(
 
     With --inputs, float-declared inputs of an integer network take the integer
     types Deeploy's rule reads off the arrays (one line on stderr says which).
+
+    A platform with a board (cortex-m4, cortex-m7) is validated on the board:
+    the folder's Makefile cross-builds a harness with the inputs compiled in,
+    the board's emulator (QEMU) runs it, and its printed outputs are compared.
+    When unicorn, capstone and pyelftools are installed, the same program's
+    instructions and estimated cycles are counted per layer (shown, and added
+    to report.json's "target" with --build-dir).  CMSIS-NN is found through
+    CMSIS_NN_PATH or --option cmsis_nn_path=PATH.
     """
     options = compile_options(model, **selection)  # type: ignore[arg-type]
     if lsb_tolerance is None and options.quantization == "fixed-point":
@@ -115,8 +126,11 @@ def validate_command(
         click.echo(printable_line(f"warning: {line}"), err=True)
     console = Console(soft_wrap=True)
     print_table(console, table)
-    console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)", highlight=False)
-    if profile:
+    if result.target is not None:
+        show_target(console, result.target, generated.report, model_display_name(model), profile)
+    else:
+        console.print(f"best RunNetwork time: {result.best_ns / 1e3:.1f} µs over {repeats} run(s)", highlight=False)
+    if profile and result.target is None:
         measured = layer_profile(generated.report, result.layer_ns, repeats, plot_settings(generated.report))
         show_profile(console, replace(measured, network=model_display_name(model)), profile_html)
     # Building starts by writing the files (timed as ``write``): not counted twice.
@@ -139,3 +153,15 @@ def show_profile(console: Console, profile: LayerProfile, page: Path) -> None:
         console.print(line, highlight=False)
     write_profile_page(page, profile)
     console.print(f"wrote {page}", highlight=False, markup=False)
+
+
+def show_target(console: Console, run: TargetRun, report: Mapping[str, Any], network: str, profile: bool) -> None:
+    """A board run: the per-layer instruction counts (when counted) and the totals, instead of host times."""
+    table = target_table(run, report, network)
+    if table is not None:
+        print_table(console, table)
+    for line in target_lines(run):
+        console.print(line, highlight=False, markup=False)
+    if profile:
+        console.print("--profile: on a board the instruction counts above take the place of host times; no page "
+                      "written", highlight=False, markup=False)

@@ -11,6 +11,7 @@ import numpy as np
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.validate.compare import OutputComparison, judge_output
+from deeploy_core.validate.target_result import TargetRun
 from deeploy_core.tolerance import Tolerance, rule_for
 
 
@@ -22,6 +23,9 @@ class ValidationResult:
     best_ns: float
     outputs: list[np.ndarray]
     layer_ns: tuple[float, ...] = ()
+    target: TargetRun | None = None
+    """Set when the network ran on its platform's board (emulated) instead of the host: the board and, when the
+    instruction counter could run, instructions and estimated cycles per inference and per layer."""
 
     @property
     def ok(self) -> bool:

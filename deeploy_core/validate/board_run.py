@@ -1,0 +1,134 @@
+"""Validating on a board: build the harness with the folder's Makefile, run it on the emulator, count it.
+
+A platform with a board (``RuntimeLibrary.board``) computes on its core, not
+on the host: ``int32_t`` is ``long``, the C library is newlib, kernels may be
+hand-written for the core (CMSIS-NN).  So its outputs are taken from the board's
+emulator (QEMU), running a program the folder's own Makefile linked with the
+board's cross compiler, start-up code and linker script (``make program``), as
+a user's firmware would be.  The program is built with ``-DDC_PROFILE``; when
+the instruction counter can run here, the same ELF runs once more under it
+for instructions and estimated cycles per layer.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from deeploy_core.codegen.output_folder import build_flags
+from deeploy_core.codegen.profile_marks import PROFILE_DEFINE
+from deeploy_core.errors import DeeployError
+from deeploy_core.network import GeneratedNetwork
+from deeploy_core.platform.board import BoardSupport
+from deeploy_core.validate.board_harness import BOARD_HARNESS_NAME, board_harness_source, parse_outputs
+from deeploy_core.validate.build import BuildError
+from deeploy_core.validate.target_result import TargetCounts, TargetRun
+
+BOARD_PROGRAM = "network.elf"
+"""The program ``make program`` links in the output folder for the board."""
+
+DEBIAN_PACKAGES = {
+    "arm-none-eabi-gcc": "gcc-arm-none-eabi and libnewlib-arm-none-eabi",
+    "qemu-system-arm": "qemu-system-arm",
+}
+"""What to install for a board's tools (named in the error when one is missing)."""
+
+RUN_TIMEOUT = 600
+"""Seconds the emulator may run before validation gives up."""
+
+
+def _require(tool: str, what: str) -> None:
+    if shutil.which(tool) is None:
+        package = DEBIAN_PACKAGES.get(Path(tool).name)
+        hint = f"install Debian's {package}" if package else "install it or put it on PATH"
+        raise DeeployError(f"{tool} not found: validating on the board needs it to {what}; {hint}")
+
+
+def _make_environment() -> dict[str, str]:
+    """The environment without an outer make's variables, and without the host's ``CC``/``AR``: the Makefile
+    then picks the board's cross compiler."""
+    dropped = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CC", "AR")
+    return {name: value for name, value in os.environ.items() if name not in dropped}
+
+
+def build_board_program(generated: GeneratedNetwork, directory: Path, inputs: dict[str, np.ndarray],
+                        repeats: int) -> Path:
+    """Write the folder and the board harness into ``directory`` and link the harness for the board.
+
+    A ``$(error ...)`` of the Makefile (e.g. ``CMSIS_NN_PATH`` unset) is the
+    error's one line; a compiler error is a :class:`BuildError` with the
+    compiler's first lines.
+    """
+    board = generated.runtime.board
+    assert board is not None
+    if shutil.which("make") is None:
+        raise DeeployError("'make' not found: validate builds the output folder with its Makefile; install make")
+    _require(board.compiler, f"cross-compile for {board.name}")
+    generated.write(directory)
+    (directory / BOARD_HARNESS_NAME).write_text(
+        board_harness_source(generated.inputs, generated.outputs, inputs, repeats, generated.api), encoding="utf-8")
+    flags = build_flags(generated.runtime)
+    command = ["make", "-s", "-C", str(directory), "program", f"PROGRAM={BOARD_PROGRAM}",
+               f"PROGRAM_SRCS={BOARD_HARNESS_NAME}",
+               f"CFLAGS={shlex.join([*flags.optimisation, *flags.warnings, f'-D{PROFILE_DEFINE}'])}"]
+    result = subprocess.run(command, capture_output=True, text=True, env=_make_environment())
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        for line in lines:
+            if "*** " in line:  # the Makefile's own one-line error
+                raise DeeployError(line.split("*** ", 1)[1].removesuffix(".  Stop.").strip())
+        raise BuildError(f"building the generated network for {board.name} failed (exit {result.returncode})",
+                         details=tuple(lines[:20]))
+    return directory / BOARD_PROGRAM
+
+
+def run_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork) -> tuple[list[np.ndarray], str]:
+    """The outputs the program prints on the board's emulator, and everything it printed."""
+    if not board.emulator:
+        raise DeeployError(f"the platform's board {board.name} names no emulator: validate cannot run there")
+    _require(board.emulator[0], f"emulate {board.name}")
+    try:
+        result = subprocess.run([*board.emulator, str(program)], capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired as error:
+        raise DeeployError(f"the generated network did not finish on {board.name} within {RUN_TIMEOUT} s") from error
+    if result.returncode != 0:
+        said = (result.stderr.strip() or result.stdout.strip()).splitlines()
+        raise DeeployError(f"the generated network failed on {board.name} (exit {result.returncode})"
+                           + (f": {said[-1][:300]}" if said else ""))
+    return parse_outputs(result.stdout, generated.outputs), result.stdout
+
+
+def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork, printed: str) -> TargetRun:
+    """The board run's record, with the counter's figures when it can run here and agrees with the emulator."""
+    from deeploy_core.testing.instruction_counting import CountingError, count_instructions, missing
+
+    emulator = Path(board.emulator[0]).name if board.emulator else ""
+    reason = missing()
+    if reason is not None:
+        return TargetRun(board.name, emulator, note=f"not counted: {reason}")
+    try:
+        profile = count_instructions(program, mark_symbol=generated.api.profile_mark)
+    except CountingError as error:
+        return TargetRun(board.name, emulator, note=f"not counted: the counter stopped: {str(error).splitlines()[0]}")
+    if profile.exit_status != 0 or profile.stdout != printed:
+        return TargetRun(board.name, emulator, note=f"not counted: the counted run ended with status "
+                                                    f"{profile.exit_status} or printed other outputs than "
+                                                    f"{emulator}")
+    return TargetRun(board.name, emulator, TargetCounts.of(profile))
+
+
+def validate_on_board(generated: GeneratedNetwork, directory: Path, inputs: dict[str, np.ndarray],
+                      repeats: int) -> tuple[list[np.ndarray], TargetRun]:
+    """Build for the network's board, run there, count: the outputs and the record of the run."""
+    board = generated.runtime.board
+    assert board is not None
+    if board.emulator:  # before the build: a missing emulator is known at once
+        _require(board.emulator[0], f"emulate {board.name}")
+    program = build_board_program(generated, directory, inputs, repeats)
+    outputs, printed = run_on_board(board, program, generated)
+    return outputs, count_on_board(board, program, generated, printed)
