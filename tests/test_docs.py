@@ -48,7 +48,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_site_has_every_page(site: Path) -> None:
     for page in ("index", "install", "architecture", "hooks", "writing-a-plugin", "passes", "tiling", "allocation",
-                 "pulp-cluster", "cli", "report", "generated-code", "testing", "security"):
+                 "pulp-cluster", "cortex-m", "cli", "report", "generated-code", "testing", "security"):
         assert (site / f"{page}.html").is_file(), page
 
 

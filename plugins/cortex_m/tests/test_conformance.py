@@ -1,0 +1,52 @@
+"""The Cortex-M plugin passes the core's conformance suites, as an outside plugin would.
+
+The platform suite compiles every ONNX node test case of every op the
+platforms claim and judges it through the core's node-case batches.  Those
+batches build with the toolchain of the environment (the host's C compiler),
+not the board's: until ``validate`` runs a board platform's programs on its
+emulator, this suite shows that the composed platform (CMSIS-NN's mappers in
+front of generic C's, the board's runtime data) generates C that computes the
+ONNX results, and ``test_peers_on_cortex_m4.py`` shows the same C running on
+the emulated cores.
+"""
+
+from __future__ import annotations
+
+from deeploy_core.plugins import PluginHost
+from deeploy_core.testing import PlatformConformance, PluginConformance
+from deeploy_cortex_m import plugin as cortex_m_plugin
+from deeploy_cortex_m.names import CORTEX_M4, CORTEX_M7
+from deeploy_generic_c import plugin as generic_c_plugin
+
+
+def _host_with_generic_c() -> PluginHost:
+    """generic-c is the Cortex-M platforms' base (a declared dependency), so it is installed alongside."""
+    host = PluginHost()
+    host.add_plugin(generic_c_plugin, name="generic-c")
+    host.add_plugin(cortex_m_plugin, name="cortex-m")
+    return host
+
+
+class TestCortexMPlugin(PluginConformance):
+    plugin = cortex_m_plugin
+    plugin_name = "cortex-m"
+
+
+class TestCortexM4Platform(PlatformConformance):
+    plugin = cortex_m_plugin
+    plugin_name = "cortex-m"
+    platform = CORTEX_M4
+
+    @classmethod
+    def make_host(cls) -> PluginHost:
+        return _host_with_generic_c()
+
+
+class TestCortexM7Platform(PlatformConformance):
+    plugin = cortex_m_plugin
+    plugin_name = "cortex-m"
+    platform = CORTEX_M7
+
+    @classmethod
+    def make_host(cls) -> PluginHost:
+        return _host_with_generic_c()
