@@ -75,7 +75,8 @@ def _alias(graph: gs.Graph, node: gs.Node) -> bool:
 
 
 def _push(graph: gs.Graph, node: gs.Node) -> bool:
-    activations = ELEMENTWISE.get(("" if node.domain == "ai.onnx" else node.domain, node.op))
+    domain = node.domain or ""
+    activations = ELEMENTWISE.get(("" if domain == "ai.onnx" else domain, node.op))
     if activations is None or len(node.outputs) != 1:
         return False
     sources = [producer(node.inputs[i]) for i in activations]

@@ -88,7 +88,7 @@ def conv_rewrite(node: gs.Node) -> Rewrite | None:
 
 def pool_rewrite(node: gs.Node) -> Rewrite | None:
     """com.microsoft QLinearAveragePool in TFLite's arithmetic, or int8 MaxPool; else None."""
-    if node.op == "MaxPool" and node.domain in ("", "ai.onnx"):
+    if node.op == "MaxPool" and (node.domain or "") in ("", "ai.onnx"):
         if len(node.outputs) != 1 or int(node.attrs.get("storage_order", 0)):
             return None
         if any(int(d) != 1 for d in node.attrs.get("dilations", [1, 1])):

@@ -20,8 +20,13 @@ from deeploy_cortex_m.layout.graph_edits import TO_NCHW, TO_NHWC, fresh, permute
 from deeploy_cortex_m.layout.layers import Rewrite, rewrite_for
 
 
-def to_channels_last(graph: gs.Graph, node: gs.Node, rewrite: Rewrite) -> gs.Node:
-    """Replace ``node`` by its channels-last node between transposes; return the new node."""
+def to_channels_last(graph: gs.Graph, node: gs.Node, rewrite: Rewrite,
+                     transposed: dict[tuple[str, tuple[int, ...]], gs.Constant] | None = None) -> gs.Node:
+    """Replace ``node`` by its channels-last node between transposes; return the new node.
+
+    ``transposed`` remembers the weights already permuted, so layers sharing a weight tensor share the new one.
+    """
+    transposed = {} if transposed is None else transposed
     x, y = node.inputs[0], node.outputs[0]
     x_nhwc = transpose(graph, x, TO_NHWC)
     y_nhwc = fresh(graph, y.name, y.dtype, permuted(y.shape, TO_NHWC))
@@ -29,8 +34,12 @@ def to_channels_last(graph: gs.Graph, node: gs.Node, rewrite: Rewrite) -> gs.Nod
     if rewrite.weight_perm is not None:
         weights = node.inputs[3]
         assert isinstance(weights, gs.Constant)
-        values = np.ascontiguousarray(np.transpose(np.asarray(weights.values), rewrite.weight_perm))
-        inputs[3] = gs.Constant(f"{weights.name}_{'ohwi' if rewrite.weight_perm[0] == 0 else '1hwc'}", values)
+        key = (weights.name, rewrite.weight_perm)
+        if key not in transposed:
+            values = np.ascontiguousarray(np.transpose(np.asarray(weights.values), rewrite.weight_perm))
+            suffix = "ohwi" if rewrite.weight_perm[0] == 0 else "1hwc"
+            transposed[key] = gs.Constant(fresh(graph, f"{weights.name}_{suffix}", weights.dtype, []).name, values)
+        inputs[3] = transposed[key]
     attrs = {key: value for key, value in node.attrs.items()}
     layer = gs.Node(rewrite.op, name=f"{node.name}_cmsis", attrs=attrs, inputs=inputs, outputs=[y_nhwc])
     node.inputs.clear()
@@ -48,10 +57,11 @@ class ChannelsLastLayers(Pass[gs.Graph]):
 
     def apply_pass(self, graph: gs.Graph, pipeline_results: dict[str, Any]) -> int:
         count = 0
+        transposed: dict[tuple[str, tuple[int, ...]], gs.Constant] = {}
         for node in list(graph.nodes):
             rewrite = rewrite_for(node)
             if rewrite is not None:
-                to_channels_last(graph, node, rewrite)
+                to_channels_last(graph, node, rewrite, transposed)
                 count += 1
         if count:
             graph.cleanup(remove_unused_graph_inputs=False).toposort()
