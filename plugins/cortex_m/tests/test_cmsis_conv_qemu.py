@@ -101,12 +101,23 @@ def test_single_tflite_layer_is_bit_exact_with_litert_on_qemu(name: str, layer_m
     _run_bit_exact(tmp_path / name, monkeypatch)
 
 
+HEAVY = pytest.mark.heavy_model
+NETWORK_CASES = [pytest.param("dscnn"), pytest.param("tiny_cnn"), pytest.param("resnet8", marks=HEAVY),
+                 pytest.param("mobilenet_v1_025", marks=HEAVY)]
+"""DS-CNN and tiny_cnn (residual Add) take seconds; ResNet-8 and MobileNetV1-0.25 a minute and a half to
+convert the first time, so they run only when ``-m`` names ``heavy_model``."""
+
+
 @needs_quant
-@pytest.mark.parametrize("name", ["dscnn", "tiny_cnn"])
+@pytest.mark.parametrize("name", NETWORK_CASES)
 def test_network_runs_cmsis_nn_channels_last_bit_exact_with_litert(name: str, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                   monkeypatch: pytest.MonkeyPatch,
+                                                                   request: pytest.FixtureRequest) -> None:
     from deeploy_core.testing.tflite_export import converted
 
+    heavy = request.node.get_closest_marker("heavy_model") is not None
+    if heavy and "heavy_model" not in (request.config.getoption("markexpr", "") or ""):
+        pytest.skip("converting the network takes minutes: run with -m heavy_model")
     files = converted(name)
     report = _litert_case(files.int8_onnx, files.int8_tflite, tmp_path / name, seed=2)
     kernels = _kernels(report)
