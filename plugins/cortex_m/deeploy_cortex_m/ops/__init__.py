@@ -7,4 +7,7 @@ from deeploy_core.plugin_api import NodeMapper
 
 def cmsis_mappers() -> dict[str, tuple[NodeMapper, ...]]:
     """Op type -> the CMSIS-NN mappers tried before generic C's for it."""
-    return {}
+    from deeploy_cortex_m.ops.conv import conv_mappers
+    from deeploy_cortex_m.ops.pooling import pool_mappers
+
+    return {**conv_mappers(), **pool_mappers()}
