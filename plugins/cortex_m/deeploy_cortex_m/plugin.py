@@ -18,7 +18,7 @@ CMSIS_NN_PATH_OPTION = OptionSpec(
     "cmsis_nn_path", str, "",
     help=f"your CMSIS-NN folder, written into the Makefile and CMakeLists.txt as the default of {CMSIS_NN_VARIABLE} "
          f"(empty: give {CMSIS_NN_VARIABLE} when building)")
-"""The platforms' option (``--cmsis-nn-path`` sets it)."""
+"""The platforms' option (``--option cmsis_nn_path=PATH`` sets it)."""
 
 DESCRIPTIONS = {
     CORTEX_M4: "Arm Cortex-M4F: int8 layers through CMSIS-NN (your copy), generic C for the rest; "
@@ -38,7 +38,7 @@ def _checked_path(cmsis_nn_path: str) -> str:
     from deeploy_cortex_m.names import CMSIS_NN_URL
 
     if cmsis_nn_path and not (Path(cmsis_nn_path) / MARKER).is_file():
-        raise DeeployError(f"--cmsis-nn-path {cmsis_nn_path}: no {MARKER} there; get CMSIS-NN from {CMSIS_NN_URL}")
+        raise DeeployError(f"option cmsis_nn_path={cmsis_nn_path}: no {MARKER} there; get CMSIS-NN from {CMSIS_NN_URL}")
     return cmsis_nn_path
 
 
