@@ -10,7 +10,7 @@ arithmetic, which CMSIS-NN computes): for ``generic-c`` and for
 ``cortex-m4``, each with a self-test (one seeded input, the expected outputs
 from LiteRT on the ``.tflite`` for the MLPerf Tiny networks, Deeploy's golden
 outputs for the peers).  Both folders are built with their own Makefiles at
-``-O2`` for a Cortex-M4F with ``-DDC_PROFILE`` and linked with the self-test
+``-O2`` (``--optimisation``) for a Cortex-M4F with ``-DDC_PROFILE`` and linked with the self-test
 and the start-up code of QEMU's ``mps2-an386``.  The ELF then runs under the
 instruction counter (:mod:`deeploy_core.testing.instruction_counting`: Unicorn,
 every executed instruction counted once, cycles estimated with the documented
@@ -130,12 +130,12 @@ def _compile(case: Case, platform: str, folder: Path) -> None:
         raise RuntimeError(f"compile {case.name} for {platform}: {(result.stderr or result.stdout).strip()[:800]}")
 
 
-def _measure(case: Case, platform: str, scratch: Path) -> Measured:
+def _measure(case: Case, platform: str, scratch: Path, optimisation: str = "-O2") -> Measured:
     """Compile with the self-test, build for the M4 with the profile marks, count one run, measure the library."""
     folder = scratch / f"{case.name}-{platform}"
     _compile(case, platform, folder)
-    elf = build_program(folder, CORTEX_M4_MPS2, optimisation="-O2", extra_cflags=("-DDC_PROFILE",),
-                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir="build-count")
+    elf = build_program(folder, CORTEX_M4_MPS2, optimisation=optimisation, extra_cflags=("-DDC_PROFILE",),
+                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir=f"build-count{optimisation}")
     profile = count_instructions(elf)
     if profile.exit_status != 0 or "self-test passed" not in profile.stdout:
         raise RuntimeError(f"{case.name} on {platform}: self-test failed (exit {profile.exit_status}): "
@@ -185,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--networks", default=",".join((*MLPERF_TINY, *PEERS)),
                         help="comma-separated MLPerf Tiny names and peer paths")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--optimisation", default="-O2", help="the level both platforms are built at (default -O2)")
     parser.add_argument("--no-check", action="store_true", help="exit 0 when a target is missed")
     args = parser.parse_args(argv)
     reason = missing() or CORTEX_M4_MPS2.missing()
@@ -201,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         cases = [_mlperf_case(name, host, scratch) for name in names if name in MLPERF_TINY]
         cases += _peer_cases([name for name in names if name not in MLPERF_TINY])
         for case in cases:
-            generic = _measure(case, "generic-c", scratch)
-            cortex = _measure(case, "cortex-m4", scratch)
+            generic = _measure(case, "generic-c", scratch, args.optimisation)
+            cortex = _measure(case, "cortex-m4", scratch, args.optimisation)
             row, row_missed = _row(case, generic, cortex)
             rows.append(row)
             missed += row_missed
