@@ -25,7 +25,8 @@ import numpy as np
 import onnx
 import pytest
 
-from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, run_self_test
+from deeploy_core.validate.litert_reference import run_litert_reference
+from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, EmulatorRun, run_self_test
 
 ROWS = 20
 """Inputs per emulator run (the batch the model is compiled for)."""
@@ -78,32 +79,57 @@ def layer_models() -> Path:
     return tflite_layer_models.converted()
 
 
-def _batched(model: Path, folder: Path) -> tuple[Path, list[tuple[str, tuple[int, ...]]], list[str]]:
-    """``model`` with a dynamic first dimension; (path, inputs' (name, one-row shape), output names)."""
+def _one_row(values: onnx.ValueInfoProto) -> tuple[int, ...]:
+    """A graph input's or output's shape for one row (the batch dimension 1)."""
+    return (1, *(dim.dim_value or 1 for dim in values.type.tensor_type.shape.dim[1:]))
+
+
+def _batched(model: Path, folder: Path) -> tuple[Path, list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]:
+    """``model`` with a dynamic first dimension; (path, inputs' and outputs' (name, one-row shape))."""
     proto = onnx.load(str(model))
-    inputs = [(value.name, tuple(dim.dim_value or 1 for dim in value.type.tensor_type.shape.dim))
-              for value in proto.graph.input]
+    inputs = [(value.name, _one_row(value)) for value in proto.graph.input]
+    outputs = [(value.name, _one_row(value)) for value in proto.graph.output]
     for value in (*proto.graph.input, *proto.graph.output):
         value.type.tensor_type.shape.dim[0].dim_param = "batch"
     path = folder / f"{model.stem}-batch.onnx"
     onnx.save(proto, str(path))
-    return path, inputs, [value.name for value in proto.graph.output]
+    return path, inputs, outputs
 
 
-def litert_rows(tflite: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """LiteRT's outputs for ``ROWS`` inputs, one row at a time through the one-row ``.tflite``."""
-    from ai_edge_litert.interpreter import Interpreter
+def litert_rows(tflite: Path, inputs: dict[str, np.ndarray], outputs: list[tuple[str, tuple[int, ...]]]
+                ) -> list[np.ndarray]:
+    """LiteRT's reference kernels' (BUILTIN_REF: what fixed-point mode promises) outputs, row by row."""
+    specs = [(name, np.dtype(np.int8), shape) for name, shape in outputs]
+    rows = [run_litert_reference(tflite, {name: values[row:row + 1] for name, values in inputs.items()}, specs)
+            for row in range(ROWS)]
+    return [np.concatenate(values) for values in zip(*rows)]
 
-    interpreter = Interpreter(model_path=str(tflite))
-    interpreter.allocate_tensors()
-    details = interpreter.get_input_details()
-    rows: list[list[np.ndarray]] = []
-    for row in range(ROWS):
-        for detail, values in zip(details, inputs.values()):
-            interpreter.set_tensor(detail["index"], values[row:row + 1])
-        interpreter.invoke()
-        rows.append([np.array(interpreter.get_tensor(out["index"])) for out in interpreter.get_output_details()])
-    return [np.concatenate(outputs) for outputs in zip(*rows)]
+
+def compile_with_self_test(model: Path, tflite: Path, folder: Path, seed: int = 0) -> Path:
+    """``model`` compiled for ``ROWS`` rows into ``folder/out`` with a self-test expecting LiteRT's outputs exactly.
+
+    The self-test is told ``--lsb-tolerance 0``: fixed-point mode's default tolerates one step.
+    """
+    batched, inputs, outputs = _batched(model, folder)
+    rng = np.random.default_rng(seed)
+    samples = {name: rng.integers(-128, 128, (ROWS, *shape[1:])).astype(np.int8) for name, shape in inputs}
+    np.savez(folder / "inputs.npz", *samples.values())
+    np.savez(folder / "outputs.npz", *litert_rows(tflite, samples, outputs))
+    out = folder / "out"
+    shapes = [arg for name, shape in inputs for arg in ("--input-shape", f"{name}={'x'.join(map(str, (ROWS, *shape[1:])))}")]
+    command = [sys.executable, "-m", "deeploy_core", "compile", str(batched), "-o", str(out), "--platform", "cortex-m4",
+               "--quantization", "fixed-point", "--inputs", str(folder / "inputs.npz"), "--outputs",
+               str(folder / "outputs.npz"), "--lsb-tolerance", "0", "--option", f"cmsis_nn_path={cmsis_nn_path()}",
+               "-q", *shapes]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def bit_exact(run: EmulatorRun) -> bool:
+    """The self-test passed and every output's verdict line says ``max abs error 0``."""
+    verdicts = [line for line in run.stdout.splitlines() if line.startswith("output ")]
+    return run.self_test_passed and bool(verdicts) and all("max abs error 0," in line for line in verdicts)
 
 
 def compile_and_run(model: Path, tflite: Path, folder: Path, seed: int = 0) -> dict[str, Any]:
@@ -111,20 +137,9 @@ def compile_and_run(model: Path, tflite: Path, folder: Path, seed: int = 0) -> d
 
     Fails (with the program's output) unless every integer output equals LiteRT's.
     """
-    batched, inputs, _ = _batched(model, folder)
-    rng = np.random.default_rng(seed)
-    samples = {name: rng.integers(-128, 128, (ROWS, *shape[1:])).astype(np.int8) for name, shape in inputs}
-    np.savez(folder / "inputs.npz", *samples.values())
-    np.savez(folder / "outputs.npz", *litert_rows(tflite, samples))
-    out = folder / "out"
-    shapes = [arg for name, shape in inputs for arg in ("--input-shape", f"{name}={'x'.join(map(str, (ROWS, *shape[1:])))}")]
-    command = [sys.executable, "-m", "deeploy_core", "compile", str(batched), "-o", str(out), "--platform", "cortex-m4",
-               "--quantization", "fixed-point", "--inputs", str(folder / "inputs.npz"), "--outputs",
-               str(folder / "outputs.npz"), "--option", f"cmsis_nn_path={cmsis_nn_path()}", "-q", *shapes]
-    result = subprocess.run(command, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    out = compile_with_self_test(model, tflite, folder, seed)
     run = run_self_test(out, CORTEX_M4_MPS2, timeout=300)
-    assert run.self_test_passed, run.describe()
+    assert bit_exact(run), run.describe()
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
     shutil.rmtree(out / f"build-{CORTEX_M4_MPS2.name}-Os", ignore_errors=True)
     return report

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from plugins.cortex_m.tests.cmsis_tflite_cases import compile_and_run, kernels, layer_models, needs_emulator
+from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, run_self_test
+from plugins.cortex_m.tests.cmsis_tflite_cases import (
+    bit_exact, compile_and_run, compile_with_self_test, kernels, layer_models, needs_emulator,
+)
 
 pytestmark = [pytest.mark.quant, needs_emulator]
 
@@ -32,3 +35,15 @@ def test_dense_layer_runs_cmsis_nn_bit_exact_with_litert(name: str, tmp_path: Pa
     report = compile_and_run(folder / f"{name}.onnx", folder / f"{name}.tflite", tmp_path)
     assert kernels(report) == [CASES[name]]
     assert report["layers"][0]["requantization"]["rounding"] == "single"
+
+
+def test_cmsis_nn_default_double_rounding_would_not_be_litert(tmp_path: Path) -> None:
+    """The same folder built without the single-rounding definition misses LiteRT on ties: the definition matters."""
+    folder = layer_models()
+    out = compile_with_self_test(folder / "dense_relu.onnx", folder / "dense_relu.tflite", tmp_path)
+    makefile = out / "Makefile"
+    text = makefile.read_text()
+    assert text.count("-DCMSIS_NN_USE_SINGLE_ROUNDING") == 2  # the product's two translation units, nothing else
+    makefile.write_text(text.replace("-DCMSIS_NN_USE_SINGLE_ROUNDING", ""))
+    run = run_self_test(out, CORTEX_M4_MPS2, timeout=300)
+    assert not bit_exact(run) and "MISMATCH" in run.stdout, run.describe()
