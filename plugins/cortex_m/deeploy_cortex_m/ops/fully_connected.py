@@ -33,7 +33,7 @@ from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, No
 from deeploy_core.plugin_api import tflite_parameters as tfl
 
 from deeploy_cortex_m.ops.cmsis_call import (
-    activation_range, cmsis_mapper, constant, int8, int_table, output, per_tensor, quantised, require_tflite,
+    activation_range, cmsis_mapper, int8, int_table, output, per_tensor, quantised, require_tflite,
 )
 
 SINGLE_ROUNDING = ("CMSIS_NN_USE_SINGLE_ROUNDING",)
