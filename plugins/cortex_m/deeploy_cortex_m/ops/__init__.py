@@ -6,8 +6,16 @@ from deeploy_core.plugin_api import NodeMapper
 
 
 def cmsis_mappers() -> dict[str, tuple[NodeMapper, ...]]:
-    """Op type -> the CMSIS-NN mappers tried before generic C's for it."""
+    """Op type -> the CMSIS-NN mappers tried before generic C's for it (op types never overlap between
+    families: each family maps its own)."""
+    from deeploy_cortex_m.ops import elementwise, fully_connected, softmax
     from deeploy_cortex_m.ops.conv import conv_mappers
     from deeploy_cortex_m.ops.pooling import pool_mappers
 
-    return {**conv_mappers(), **pool_mappers()}
+    families = (conv_mappers(), pool_mappers(), fully_connected.MAPPERS, elementwise.MAPPERS, softmax.MAPPERS)
+    merged: dict[str, tuple[NodeMapper, ...]] = {}
+    for family in families:
+        for op, mappers in family.items():
+            assert op not in merged, f"two CMSIS-NN families map {op}"
+            merged[op] = mappers
+    return merged
