@@ -16,6 +16,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -92,15 +93,24 @@ def run_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork
     if not board.emulator:
         raise DeeployError(f"the platform's board {board.name} names no emulator: validate cannot run there")
     _require(board.emulator[0], f"emulate {board.name}")
-    try:
-        result = subprocess.run([*board.emulator, str(program)], capture_output=True, text=True, timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired as error:
-        raise DeeployError(f"the generated network did not finish on {board.name} within {RUN_TIMEOUT} s") from error
-    if result.returncode != 0:
-        said = (result.stderr.strip() or result.stdout.strip()).splitlines()
-        raise DeeployError(f"the generated network failed on {board.name} (exit {result.returncode})"
+    # Files, not pipes: QEMU writes the guest's output without blocking and drops what a full pipe does not
+    # take, so a network with large outputs lost lines whenever this process read the pipe too slowly.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            returncode = subprocess.run([*board.emulator, str(program)], stdout=out, stderr=err,
+                                        stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT).returncode
+        except subprocess.TimeoutExpired as error:
+            raise DeeployError(f"the generated network did not finish on {board.name} within {RUN_TIMEOUT} s"
+                               ) from error
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    if returncode != 0:
+        said = (stderr.strip() or stdout.strip()).splitlines()
+        raise DeeployError(f"the generated network failed on {board.name} (exit {returncode})"
                            + (f": {said[-1][:300]}" if said else ""))
-    return parse_outputs(result.stdout, generated.outputs), result.stdout
+    return parse_outputs(stdout, generated.outputs), stdout
 
 
 def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork, printed: str) -> TargetRun:

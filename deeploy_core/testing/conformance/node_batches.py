@@ -31,6 +31,7 @@ from deeploy_core.plugins import PluginHost
 from deeploy_core.testing.node_cases import NodeCase
 from deeploy_core.tolerance import Tolerance, rule_for
 from deeploy_core.validate import Toolchain, build_executable, run_network
+from deeploy_core.validate.board_run import build_board_program, run_on_board
 from deeploy_core.validate.compare import judge_output
 
 BATCH_SIZE = 16
@@ -178,10 +179,16 @@ class BatchJudge:
         return {**verdicts, **self._judge_singly(remaining)}
 
     def _run_merged(self, cases: Sequence[NodeCase], generated, scratch: Path) -> dict[str, CaseVerdict]:  # noqa: ANN001
-        executable = build_executable(generated, scratch / "build", Toolchain.from_environment(), self.runtime_cache)
         feeds = {_prefix(index) + name: value for index, case in enumerate(cases) for name, value in case.inputs.items()}
-        actual, _ = run_network(executable, generated, {spec.name: feeds[spec.name] for spec in generated.inputs},
-                                repeats=1)
+        inputs = {spec.name: feeds[spec.name] for spec in generated.inputs}
+        board = generated.runtime.board
+        if board is not None:  # a microcontroller platform: its cross compiler and its board's emulator
+            program = build_board_program(generated, scratch / "build", inputs, repeats=1)
+            actual, _ = run_on_board(board, program, generated)
+        else:
+            executable = build_executable(generated, scratch / "build", Toolchain.from_environment(),
+                                          self.runtime_cache)
+            actual, _ = run_network(executable, generated, inputs, repeats=1)
         expected_names = [_prefix(index) + output.name for index, case in enumerate(cases)
                           for output in case.model.graph.output]
         if [spec.name for spec in generated.outputs] != expected_names:

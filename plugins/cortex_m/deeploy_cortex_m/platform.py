@@ -19,7 +19,6 @@ from deeploy_cortex_m.cmsis_nn import cmsis_nn
 from deeploy_cortex_m.cores import CORES
 from deeploy_cortex_m.lowering import cortex_m_lowering
 from deeploy_cortex_m.ops import cmsis_mappers
-from deeploy_cortex_m.ops.fc_weights import FullyConnectedWeightsRowMajor
 from deeploy_cortex_m.names import FALLBACK_PLATFORM
 
 
@@ -42,6 +41,6 @@ def cortex_m_platform(core: str, cmsis_nn_path: str = "") -> Platform:
     base_lowering = base.lowering
     return replace(
         base, name=core, engines=engines, runtime=runtime,
-        lowering=lambda: [*base_lowering(), *cortex_m_lowering(), FullyConnectedWeightsRowMajor()],
+        lowering=lambda: [*base_lowering(), *cortex_m_lowering()],
         description=f"{spec.description}; generic C for the rest",
     )
