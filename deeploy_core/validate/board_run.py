@@ -57,7 +57,8 @@ def _make_environment() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name not in dropped}
 
 
-def build_board_program(generated: GeneratedNetwork, directory: Path, inputs: dict[str, np.ndarray],
+def build_board_program(generated: GeneratedNetwork, directory: Path,
+                        inputs: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
                         repeats: int) -> Path:
     """Write the folder and the board harness into ``directory`` and link the harness for the board.
 
