@@ -303,7 +303,8 @@ def validate_with_data(
         expected = reference_outputs(model_path, reference, inputs, generated)
     if generated.runtime.board is not None:  # a microcontroller's network runs on its board, not the host
         as_progress(progress).stage("build and run")
-        return generated, _validate_on_board(generated, inputs, expected, atol, rtol, lsb_tolerance, repeats, build_dir)
+        return generated, _validate_on_board(generated, inputs, expected, atol, rtol, lsb_tolerance, repeats, build_dir,
+                                             cache_dir)
     toolchain = toolchain or Toolchain.from_environment()
     if profile:
         toolchain = replace(toolchain, extra_flags=(*toolchain.extra_flags, f"-D{PROFILE_DEFINE}"))
@@ -318,7 +319,7 @@ def validate_with_data(
 
 def _validate_on_board(generated: GeneratedNetwork, inputs: dict[str, np.ndarray], expected: list[np.ndarray],
                        atol: float | None, rtol: float | None, lsb_tolerance: float | None, repeats: int,
-                       build_dir: Path | None) -> ValidationResult:
+                       build_dir: Path | None, cache_dir: Path | None = None) -> ValidationResult:
     """Build for the board, run on its emulator, compare as on the host; report.json (in ``build_dir``, and the
     network's report) gains the ``target`` section.  No host clock there: ``best_ns`` is NaN."""
     import json
@@ -327,7 +328,7 @@ def _validate_on_board(generated: GeneratedNetwork, inputs: dict[str, np.ndarray
 
     with scratch_folder("deeploy-core-") as scratch:
         directory = build_dir or scratch
-        actual, target = validate_on_board(generated, directory, inputs, repeats)
+        actual, target = validate_on_board(generated, directory, inputs, repeats, cache_dir)
         generated.report["target"] = target.report_section(generated.report)
         if build_dir is not None:
             (directory / "report.json").write_text(json.dumps(generated.report, indent=2, sort_keys=True) + "\n",

@@ -27,7 +27,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.platform.board import BoardSupport
 from deeploy_core.validate.board_harness import BOARD_HARNESS_NAME, board_harness_source, parse_outputs
-from deeploy_core.validate.build import BuildError
+from deeploy_core.validate.build import BuildError, Toolchain, runtime_objects
 from deeploy_core.validate.target_result import TargetCounts, TargetRun
 
 BOARD_PROGRAM = "network.elf"
@@ -59,8 +59,11 @@ def _make_environment() -> dict[str, str]:
 
 def build_board_program(generated: GeneratedNetwork, directory: Path,
                         inputs: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
-                        repeats: int) -> Path:
+                        repeats: int, cache_dir: Path | None = None) -> Path:
     """Write the folder and the board harness into ``directory`` and link the harness for the board.
+
+    With ``cache_dir`` the runtime kernels come precompiled for the board from the object cache the host
+    builds use too (keyed by compiler, flags and sources), as hundreds of conformance builds share them.
 
     A ``$(error ...)`` of the Makefile (e.g. ``CMSIS_NN_PATH`` unset) is the
     error's one line; a compiler error is a :class:`BuildError` with the
@@ -78,6 +81,12 @@ def build_board_program(generated: GeneratedNetwork, directory: Path,
     command = ["make", "-s", "-C", str(directory), "program", f"PROGRAM={BOARD_PROGRAM}",
                f"PROGRAM_SRCS={BOARD_HARNESS_NAME}",
                f"CFLAGS={shlex.join([*flags.optimisation, *flags.warnings, f'-D{PROFILE_DEFINE}'])}"]
+    if cache_dir is not None:
+        toolchain = Toolchain((board.compiler,), (*board.arch_flags, *flags.optimisation, *flags.warnings,
+                                                  f"-D{PROFILE_DEFINE}"))
+        objects = runtime_objects(generated.runtime, toolchain, cache_dir)
+        placed = generated.placed_runtime.library_sources.values()
+        command.append(f"RUNTIME_OBJS={shlex.join(str(objects[path]) for path in placed)}")
     result = subprocess.run(command, capture_output=True, text=True, env=_make_environment())
     if result.returncode != 0:
         lines = (result.stderr or result.stdout).strip().splitlines()
@@ -134,12 +143,12 @@ def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwo
 
 
 def validate_on_board(generated: GeneratedNetwork, directory: Path, inputs: dict[str, np.ndarray],
-                      repeats: int) -> tuple[list[np.ndarray], TargetRun]:
+                      repeats: int, cache_dir: Path | None = None) -> tuple[list[np.ndarray], TargetRun]:
     """Build for the network's board, run there, count: the outputs and the record of the run."""
     board = generated.runtime.board
     assert board is not None
     if board.emulator:  # before the build: a missing emulator is known at once
         _require(board.emulator[0], f"emulate {board.name}")
-    program = build_board_program(generated, directory, inputs, repeats)
+    program = build_board_program(generated, directory, inputs, repeats, cache_dir)
     outputs, printed = run_on_board(board, program, generated)
     return outputs, count_on_board(board, program, generated, printed)

@@ -183,7 +183,7 @@ class BatchJudge:
         inputs = {spec.name: feeds[spec.name] for spec in generated.inputs}
         board = generated.runtime.board
         if board is not None:  # a microcontroller platform: its cross compiler and its board's emulator
-            program = build_board_program(generated, scratch / "build", inputs, repeats=1)
+            program = build_board_program(generated, scratch / "build", inputs, repeats=1, cache_dir=self.runtime_cache)
             actual, _ = run_on_board(board, program, generated)
         else:
             executable = build_executable(generated, scratch / "build", Toolchain.from_environment(),

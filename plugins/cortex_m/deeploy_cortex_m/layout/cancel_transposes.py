@@ -37,7 +37,13 @@ ELEMENTWISE = {
 
 
 def _perm(node: gs.Node) -> list[int]:
-    return [int(axis) for axis in node.attrs["perm"]]
+    """The Transpose's permutation; without ``perm``, ONNX reverses the axes."""
+    if "perm" in node.attrs:
+        return [int(axis) for axis in node.attrs["perm"]]
+    shape = node.inputs[0].shape
+    if shape is None:
+        raise ValueError(f"Transpose {node.name!r} has no perm and an input of unknown rank")
+    return list(reversed(range(len(shape))))
 
 
 def _fold(graph: gs.Graph, node: gs.Node) -> bool:
