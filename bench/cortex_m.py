@@ -12,7 +12,7 @@ from LiteRT on the ``.tflite`` for the MLPerf Tiny networks, Deeploy's golden
 outputs for the peers).  Both folders are built with their own Makefiles at
 ``-O2`` (``--optimisation``) for a Cortex-M4F with ``-DDC_PROFILE`` and linked with the self-test
 and the start-up code of QEMU's ``mps2-an386``.  The ELF then runs under the
-instruction counter (:mod:`deeploy_core.testing.instruction_counting`: Unicorn,
+instruction counter (:mod:`deeploy_core.emulation.instruction_counting`: Unicorn,
 every executed instruction counted once, cycles estimated with the documented
 Cortex-M4 timing table), which also checks that the self-test passed.
 
@@ -53,7 +53,7 @@ from bench.linked_size import linked_sizes  # noqa: E402
 from deeploy_core.api import CompileOptions, compile_model  # noqa: E402
 from deeploy_core.plugins import PluginHost  # noqa: E402
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, SELF_TEST_MAINS, build_program  # noqa: E402
-from deeploy_core.testing.instruction_counting import count_instructions, missing  # noqa: E402
+from deeploy_core.emulation.instruction_counting import count_instructions, missing  # noqa: E402
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

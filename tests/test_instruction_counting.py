@@ -22,10 +22,10 @@ import onnx
 import pytest
 
 from deeploy_core.testing.cli_outcomes import CliLab
-from deeploy_core.testing.cortex_m4_timing import REFILL_CYCLES
+from deeploy_core.emulation.cortex_m4_timing import REFILL_CYCLES
 from deeploy_core.testing.emulated_targets import (CORTEX_M4_MPS2, PACKAGE_FILES, PASSED_LINE, SELF_TEST_MAINS,
                                                     build_program, run_program)
-from deeploy_core.testing.instruction_counting import CountingError, count_instructions, main, missing
+from deeploy_core.emulation.instruction_counting import CountingError, count_instructions, main, missing
 from deeploy_core.testing.models import conformance_model
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 
@@ -137,7 +137,7 @@ def test_a_known_region_is_counted_exactly(first: int, second: int, mlp_folder: 
 @needs_cortex_m4
 def test_the_command_prints_totals_layers_and_functions(mlp_folder: Path, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    """``python -m deeploy_core.testing.instruction_counting ELF`` exits with the program's status."""
+    """``python -m deeploy_core.emulation.instruction_counting ELF`` exits with the program's status."""
     assert main([str(region_program(mlp_folder, tmp_path, 10, 1000)), "--top", "2"]) == 3
     printed = capsys.readouterr().out
     assert printed.startswith("counted\nexit status 3: ") and "  layer   1:        6,006 instructions" in printed

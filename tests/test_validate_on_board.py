@@ -24,7 +24,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.ir.tensor_spec import TensorSpec
 from deeploy_core.testing.cli_outcomes import CliLab, CliOutcome
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2
-from deeploy_core.testing.instruction_counting import missing as counter_missing
+from deeploy_core.emulation.instruction_counting import missing as counter_missing
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 from deeploy_core.testing.report_schema import schema_violations
 from deeploy_core.validate.board_harness import board_harness_source, parse_outputs

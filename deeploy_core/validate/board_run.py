@@ -125,7 +125,7 @@ def run_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork
 
 def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork, printed: str) -> TargetRun:
     """The board run's record, with the counter's figures when it can run here and agrees with the emulator."""
-    from deeploy_core.testing.instruction_counting import CountingError, count_instructions, missing
+    from deeploy_core.emulation.instruction_counting import CountingError, count_instructions, missing
 
     emulator = Path(board.emulator[0]).name if board.emulator else ""
     reason = missing()

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from deeploy_core.report.layer_profile import node_label
-from deeploy_core.testing.instruction_profile import FunctionCount, InstructionProfile, LayerCount
+from deeploy_core.emulation.instruction_profile import FunctionCount, InstructionProfile, LayerCount
 
 CYCLE_MODEL = "cortex-m4 timing table (estimate)"
-"""How the cycles were obtained (:mod:`deeploy_core.testing.cortex_m4_timing`)."""
+"""How the cycles were obtained (:mod:`deeploy_core.emulation.cortex_m4_timing`)."""
 CMSIS_NN_PREFIX = "arm_"
 """CMSIS-NN's functions all start with it: how instructions inside the library are told from the rest."""
 

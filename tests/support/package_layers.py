@@ -21,9 +21,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the stages, the compile state they share and the plugin machinery that feeds them",
      ("frontend", "lowering", "midend", "tiling", "codegen", "report", "options", "extensions", "extension_contracts",
       "hookspecs", "plugins", "platform", "compilation")),
-    ("one compile run: the deployers that run the stages, the network deployer, validation",
+    ("one compile run: the deployers that run the stages, the network deployer, validation and the emulators it "
+     "measures on",
      ("deployer", "network", "builtin", "op_tiling", "supported_ops", "node_support_reasons", "model_support",
-      "validate")),
+      "validate", "emulation")),
     ("composing deployers from the user's selection; the library's public surfaces",
      ("compose", "api", "plugin_api", "plugin_template")),
     ("programs on top: the command line, sweeps, the test harness plugin authors use", ("cli", "sweep", "testing")),

@@ -16,7 +16,7 @@ import pytest
 
 from deeploy_core.testing.cli_outcomes import CliLab
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2
-from deeploy_core.testing.instruction_counting import missing as counter_missing
+from deeploy_core.emulation.instruction_counting import missing as counter_missing
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 from deeploy_core.testing.report_schema import schema_violations
 

@@ -5,7 +5,7 @@ exit through semihosting (``BKPT 0xAB``, operation in r0, argument block at
 r1): the start-up code calls ``SYS_WRITE0`` and ``SYS_EXIT_EXTENDED``, and
 newlib's librdimon opens the ``:tt`` console and ``:semihosting-features``
 and writes, seeks and closes them.  Under QEMU the emulator answers; under
-the instruction counter (:mod:`~deeploy_core.testing.instruction_counting`)
+the instruction counter (:mod:`~deeploy_core.emulation.instruction_counting`)
 this class does, the same way QEMU 7.2 does, so a program prints the same
 text and ends with the same status on both.  Operations follow Arm's
 "Semihosting for AArch32 and AArch64" (version 2).

@@ -1,6 +1,6 @@
 """What a counted run found: its outcome, and instructions and cycles per layer, per function and in all.
 
-The result types of :mod:`~deeploy_core.testing.instruction_counting` and the
+The result types of :mod:`~deeploy_core.emulation.instruction_counting` and the
 bookkeeping that turns its raw tallies into them, kept apart from the
 emulation so that each part stays readable: the counter only tallies how often
 each translation block ran and reads a counter when a profile mark is entered;

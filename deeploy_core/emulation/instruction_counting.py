@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deeploy_core.testing import cortex_m4_timing
-from deeploy_core.testing.arm_semihosting import SemihostingError, SemihostingHost
-from deeploy_core.testing.instruction_profile import BlockTally, InstructionProfile, summarise
+from deeploy_core.emulation import cortex_m4_timing
+from deeploy_core.emulation.arm_semihosting import SemihostingError, SemihostingHost
+from deeploy_core.emulation.instruction_profile import BlockTally, InstructionProfile, summarise
 
 PROFILE_MARK = "DeeployNetwork_profile_mark"
 """The symbol of the function a ``-DDC_PROFILE`` build calls between layers (``emulated/dc_profile_mark.c``)."""
@@ -188,11 +188,11 @@ def count_instructions(elf: Path, *, timeout_instructions: int = 1_000_000_000,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m deeploy_core.testing.instruction_counting ELF``: run ELF under the counter and print the
+    """``python -m deeploy_core.emulation.instruction_counting ELF``: run ELF under the counter and print the
     totals, the layers and the functions with most instructions; exits with the program's status."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m deeploy_core.testing.instruction_counting",
+    parser = argparse.ArgumentParser(prog="python -m deeploy_core.emulation.instruction_counting",
                                      description="Count the instructions (and estimate the cycles) of a Cortex-M4 "
                                                  "program built for mps2-an386, per layer and per function.")
     parser.add_argument("elf", type=Path)

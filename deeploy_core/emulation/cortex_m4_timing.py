@@ -1,6 +1,6 @@
 """An estimate of the cycles a Cortex-M4 spends on an instruction, from the timing its manual documents.
 
-:mod:`~deeploy_core.testing.instruction_counting` counts instructions exactly;
+:mod:`~deeploy_core.emulation.instruction_counting` counts instructions exactly;
 a platform plugin also wants to know roughly how long they take.  A cycle-exact
 Cortex-M4 model needs the bus, the flash wait states and the pipeline's
 interlocks, which no emulator here has; this table gives the figures of the
