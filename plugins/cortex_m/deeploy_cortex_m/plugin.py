@@ -45,11 +45,10 @@ def _checked_path(cmsis_nn_path: str) -> str:
 def _factory(core: str) -> Callable[..., NetworkDeployer]:
     def make_deployer(settings: CompileSettings, cmsis_nn_path: str = "") -> NetworkDeployer:
         """The deployer for ``core`` with the core's ``settings``; ``cmsis_nn_path`` is the build's default root."""
-        from deeploy_core.plugin_api import NetworkDeployer
-
+        from deeploy_cortex_m.deployer import CortexMDeployer
         from deeploy_cortex_m.platform import cortex_m_platform
 
-        return NetworkDeployer(cortex_m_platform(core, _checked_path(cmsis_nn_path)), settings)
+        return CortexMDeployer(cortex_m_platform(core, _checked_path(cmsis_nn_path)), settings)
 
     return make_deployer
 
