@@ -20,6 +20,7 @@ from deeploy_cortex_m.cores import CORES
 from deeploy_cortex_m.lowering import cortex_m_lowering
 from deeploy_cortex_m.ops import cmsis_mappers
 from deeploy_cortex_m.names import FALLBACK_PLATFORM
+from deeploy_cortex_m.verification import CMSIS_VERIFICATION
 
 
 def _merged(base: dict[str, tuple[NodeMapper, ...]], first: dict[str, tuple[NodeMapper, ...]]) -> dict[
@@ -42,5 +43,6 @@ def cortex_m_platform(core: str, cmsis_nn_path: str = "") -> Platform:
     return replace(
         base, name=core, engines=engines, runtime=runtime,
         lowering=lambda: [*base_lowering(), *cortex_m_lowering()],
+        verification={**base.verification, **CMSIS_VERIFICATION},
         description=f"{spec.description}; generic C for the rest",
     )
