@@ -59,6 +59,14 @@ def quantised(ctxt: NetworkContext, node: gs.Node, first: int) -> tuple[Buffer, 
     return tensor, scale, zero
 
 
+def scalar(ctxt: NetworkContext, node: gs.Node, index: int, what: str) -> float:
+    """The one value of constant input ``index`` (a per-channel tensor is a mismatch naming ``what``)."""
+    values = constant(ctxt, node, index, what)
+    if values.size != 1:
+        raise NodeMismatch("shape", f"{what} must be per tensor")
+    return float(values[0])
+
+
 def per_tensor(scale: np.ndarray, zero: np.ndarray, what: str) -> tuple[float, int]:
     """A per-tensor (scale, zero point)."""
     if scale.size != 1 or zero.size != 1:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import onnx_graphsurgeon as gs
 
-from deeploy_core.plugin_api import Buffer, NetworkContext, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker
+from deeploy_core.plugin_api import Buffer, NodeMismatch, NodeParser, NodeTemplate, NodeTypeChecker
 
 HEADERS = ("stdint.h", "arm_nnfunctions.h")
 TEMPLATE = NodeTemplate(
@@ -21,8 +20,6 @@ TEMPLATE = NodeTemplate(
     "% endif\n${code}\n}", headers=HEADERS, transients=lambda rep: {"scratch": int(rep["scratch_bytes"])})
 """Inline code in a block where ``cm_scratch`` points at the ``scratch_bytes`` the layer asked of the arena
 (the parsers set ``scratch`` to ``NULL``; the core replaces it with the buffer's C name when it hands one out)."""
-INT8_RANGE = (-128, 127)
-
 
 def any_types(arity: int) -> NodeTypeChecker:
     """The parsers check element types themselves (int8 activations, int32 bias)."""
@@ -62,28 +59,6 @@ def window(node: gs.Node, x: Buffer, y: Buffer, kernel: tuple[int, int]) -> Wind
                   (dilations[0], dilations[1]))
 
 
-def int8_tensors(*tensors: Buffer) -> None:
-    for tensor in tensors:
-        if tensor.dtype.numpy != np.int8:
-            raise NodeMismatch("dtype", f"{tensor.name} is {tensor.dtype}; CMSIS-NN's s8 kernels take int8")
-
-
-def clamp(node: gs.Node) -> tuple[int, int]:
-    """int8's range narrowed by ``output_min``/``output_max`` (a fused Relu/Relu6/Clip: quantisation is monotone)."""
-    low = max(INT8_RANGE[0], int(NodeParser.attribute(node, "output_min", INT8_RANGE[0])))
-    high = min(INT8_RANGE[1], int(NodeParser.attribute(node, "output_max", INT8_RANGE[1])))
-    if low > high:
-        raise NodeMismatch("attribute", f"the fused activation's range [{low}, {high}] is empty")
-    return low, high
-
-
-def scalar(ctxt: NetworkContext, node: gs.Node, index: int, what: str) -> float:
-    values = np.asarray(NodeParser.constant_values(ctxt, node.inputs[index], what)).reshape(-1)
-    if values.size != 1:
-        raise NodeMismatch("shape", f"{what} must be per tensor")
-    return float(values[0])
-
-
 def dims(name: str, n: int, h: int, w: int, c: int) -> str:
     """A ``cmsis_nn_dims`` declaration."""
     return f"const cmsis_nn_dims {name} = {{.n = {n}, .h = {h}, .w = {w}, .c = {c}}};"
@@ -96,8 +71,3 @@ def tile(h: int, w: int) -> str:
 def context(scratch_bytes: int) -> str:
     """The ``cmsis_nn_context`` of a layer: the arena's scratch when it asked for some, else none."""
     return f"const cmsis_nn_context cm_ctx = {{.buf = cm_scratch, .size = {scratch_bytes}}};"
-
-
-def table(name: str, c_type: str, values: list[int]) -> str:
-    """A block-scope constant table (in flash with the weights, not on the stack)."""
-    return f"static const {c_type} {name}[{len(values)}] = {{{', '.join(str(int(v)) for v in values)}}};"

@@ -22,6 +22,7 @@ from deeploy_core.plugin_api import (
 
 from deeploy_cortex_m.cmsis_nn import cmsis_nn
 from deeploy_cortex_m.ops import cmsis_layer as cl
+from deeploy_cortex_m.ops.cmsis_call import activation_range, int8, int_table, scalar
 from deeploy_cortex_m.ops import cmsis_sources, scratch_sizes
 
 CONV_ENTRY = "arm_convolve_wrapper_s8"
@@ -38,7 +39,7 @@ class CmsisConvParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[3].name], ctxt[node.outputs[0].name]
-        cl.int8_tensors(x, w, y)
+        int8(x, w, y)
         weights = np.asarray(NodeParser.constant_values(ctxt, node.inputs[3], "the weights"))
         w_scales = np.asarray(NodeParser.constant_values(ctxt, node.inputs[4], "the weight scales"), np.float64)
         w_zero = np.asarray(NodeParser.constant_values(ctxt, node.inputs[5], "the weight zero points"))
@@ -46,15 +47,15 @@ class CmsisConvParser(NodeParser):
             raise NodeMismatch("attribute", "CMSIS-NN's s8 convolutions take symmetric weights only")
         kernel = (int(weights.shape[1]), int(weights.shape[2]))
         win = cl.window(node, x, y, kernel)
-        x_scale, zx = cl.scalar(ctxt, node, 1, "the input scale"), int(cl.scalar(ctxt, node, 2, "the input zero point"))
-        y_scale, zy = cl.scalar(ctxt, node, 6, "the output scale"), int(cl.scalar(ctxt, node, 7, "the output zero point"))
+        x_scale, zx = scalar(ctxt, node, 1, "the input scale"), int(scalar(ctxt, node, 2, "the input zero point"))
+        y_scale, zy = scalar(ctxt, node, 6, "the output scale"), int(scalar(ctxt, node, 7, "the output zero point"))
         scales = np.broadcast_to(w_scales.reshape(-1), (win.oc,))
         multipliers, shifts = tflite_parameters.linear_multipliers(x_scale, scales, y_scale)
-        low, high = cl.clamp(node)
+        low, high = activation_range(node)
         bias = ctxt[node.inputs[8].name].c_name if NodeParser.is_present(node, 8) else "cm_zero_bias"
-        tables = [cl.table("cm_mult", "int32_t", multipliers), cl.table("cm_shift", "int32_t", shifts)]
+        tables = [int_table("cm_mult", multipliers), int_table("cm_shift", shifts)]
         if not NodeParser.is_present(node, 8):
-            tables.append(cl.table("cm_zero_bias", "int32_t", [0] * win.oc))
+            tables.append(int_table("cm_zero_bias", [0] * win.oc))
         common = (f".input_offset = {-zx}, .output_offset = {zy}, .stride = {cl.tile(*win.stride)}, "
                   f".padding = {cl.tile(*win.pad)}, .dilation = {cl.tile(*win.dilation)}, "
                   f".activation = {{.min = {low}, .max = {high}}}")

@@ -18,6 +18,7 @@ from deeploy_core.plugin_api import (
 
 from deeploy_cortex_m.cmsis_nn import cmsis_nn
 from deeploy_cortex_m.ops import cmsis_layer as cl
+from deeploy_cortex_m.ops.cmsis_call import activation_range, int8
 from deeploy_cortex_m.ops import cmsis_sources, scratch_sizes
 
 AVGPOOL_ENTRY = "arm_avgpool_s8"
@@ -33,14 +34,14 @@ class CmsisPoolParser(NodeParser):
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, y = ctxt[node.inputs[0].name], ctxt[node.outputs[0].name]
-        cl.int8_tensors(x, y)
+        int8(x, y)
         kernel = [int(k) for k in NodeParser.attribute(node, "kernel_shape", [])]
         if len(kernel) != 2:
             raise NodeMismatch("attribute", "CMSIS-NN pools 2-D windows")
         win = cl.window(node, x, y, (kernel[0], kernel[1]))
         if win.oc != win.c:
             raise NodeMismatch("shape", "a pool keeps its channels")
-        low, high = cl.clamp(node)
+        low, high = activation_range(node)
         scratch = scratch_sizes.avgpool(win) if self.entry == AVGPOOL_ENTRY else 0
         code = "\n".join([
             cl.context(scratch),
