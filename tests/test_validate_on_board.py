@@ -168,3 +168,14 @@ def test_the_harness_embeds_inputs_and_its_printed_outputs_parse() -> None:
     assert parse_outputs(printed, [spec_out])[0].tolist() == [1.5, -2.0, 3.25]
     with pytest.raises(DeeployError, match="stopped early"):
         parse_outputs(printed.splitlines()[1], [spec_out])
+
+
+def test_long_layer_names_keep_both_ends_in_the_board_table() -> None:
+    """tf2onnx's node names run to hundreds of characters; the table shows their two ends, which differ."""
+    from deeploy_core.cli.target_table import LABEL_WIDTH, short_label
+
+    first = "dscnn_1/activation_1/Relu;" + "x" * 200 + ";conv2d_1/convolution"
+    second = "dscnn_1/activation_1/Relu;" + "x" * 200 + ";conv2d_2/convolution"
+    assert len(short_label(first)) == LABEL_WIDTH and short_label(first) != short_label(second)
+    assert short_label(first).startswith("dscnn_1/activation_1/Relu;") and short_label(first).endswith("convolution")
+    assert short_label("Conv_16_rq") == "Conv_16_rq"
