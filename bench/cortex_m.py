@@ -22,7 +22,8 @@ outside CMSIS-NN's functions (``arm_*``: everything that is not the kernels —
 layer glue, generic-C fallback layers, copies); flash (code + read-only data +
 initialised data) and RAM (initialised + zero-initialised data, the arena
 included) of what a ``--gc-sections`` firmware link keeps of ``libnetwork.a``;
-the arena from report.json.
+the arena from report.json.  A second table lists the kept sections by kind
+(text, rodata, data, bss) for each platform.
 
 Targets (issue 35), on the four MLPerf Tiny int8 networks: at most half of
 generic C's instructions, and at most 10 % of the total outside CMSIS-NN.
@@ -55,6 +56,7 @@ from deeploy_core.plugins import PluginHost  # noqa: E402
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, SELF_TEST_MAINS, build_program  # noqa: E402
 from deeploy_core.emulation.instruction_counting import count_instructions, missing  # noqa: E402
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root  # noqa: E402
+from deeploy_core.testing.section_sizes import SectionSizes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK_SOURCE = ROOT / "deeploy_core" / "testing" / "emulated" / "dc_profile_mark.c"
@@ -83,9 +85,17 @@ class Measured:
     instructions: int
     cycles: int
     outside_cmsis: int
-    flash: int
-    ram: int
+    sizes: SectionSizes
+    """What a ``--gc-sections`` link keeps of ``libnetwork.a``, by kind (``arm-none-eabi-size -A``)."""
     arena: int
+
+    @property
+    def flash(self) -> int:
+        return self.sizes.text + self.sizes.rodata + self.sizes.data
+
+    @property
+    def ram(self) -> int:
+        return self.sizes.data + self.sizes.bss
 
 
 def _cmsis_root() -> str:
@@ -145,7 +155,7 @@ def _measure(case: Case, platform: str, scratch: Path, optimisation: str = "-O2"
     inside = sum(function.instructions for function in profile.functions if function.name.startswith("arm_"))
     arena = int(json.loads((folder / "report.json").read_text(encoding="utf-8"))["memory"]["arena_bytes"])
     return Measured(profile.inference_instructions, profile.inference_cycles, profile.inference_instructions - inside,
-                    sizes.text + sizes.rodata + sizes.data, sizes.data + sizes.bss, arena)
+                    sizes, arena)
 
 
 HEADER = ["network", "generic-c instr", "cortex-m4 instr", "ratio", "target", "est. cycles gc/cm4", "cycle ratio",
@@ -172,13 +182,22 @@ def _row(case: Case, generic: Measured, cortex: Measured) -> tuple[list[str], li
     return row, missed
 
 
-def _table(rows: list[list[str]], markdown: bool) -> str:
-    widths = [max(len(row[i]) for row in [HEADER, *rows]) for i in range(len(HEADER))]
+SIZE_HEADER = ["network", "platform", "text", "rodata", "data", "bss", "flash", "RAM", "arena"]
+"""The second table: the library's sections as ``arm-none-eabi-size -A`` reads them, per platform."""
+
+
+def _size_rows(case: Case, measured: dict[str, Measured]) -> list[list[str]]:
+    return [[case.name, platform, f"{m.sizes.text:,}", f"{m.sizes.rodata:,}", f"{m.sizes.data:,}", f"{m.sizes.bss:,}",
+             f"{m.flash:,}", f"{m.ram:,}", f"{m.arena:,}"] for platform, m in measured.items()]
+
+
+def _table(rows: list[list[str]], markdown: bool, header: list[str] = HEADER) -> str:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     if markdown:
-        lines = ["| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |" for row in [HEADER, *rows]]
+        lines = ["| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |" for row in [header, *rows]]
         lines.insert(1, "|" + "|".join("-" * (width + 2) for width in widths) + "|")
         return "\n".join(lines)
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in [HEADER, *rows])
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in [header, *rows])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["CMSIS_NN_PATH"] = _cmsis_root()
     names = [name for name in args.networks.split(",") if name]
     rows: list[list[str]] = []
+    size_rows: list[list[str]] = []
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cortex_m_bench_") as scratch_name:
         scratch = Path(scratch_name)
@@ -207,9 +227,12 @@ def main(argv: list[str] | None = None) -> int:
             cortex = _measure(case, "cortex-m4", scratch, args.optimisation)
             row, row_missed = _row(case, generic, cortex)
             rows.append(row)
+            size_rows += _size_rows(case, {"generic-c": generic, "cortex-m4": cortex})
             missed += row_missed
             print(" ".join(row), file=sys.stderr, flush=True)
     print(_table(rows, args.markdown))
+    print()
+    print(_table(size_rows, args.markdown, SIZE_HEADER))
     for line in missed:
         print(f"MISSED {line}", file=sys.stderr)
     return 1 if missed and not args.no_check else 0
