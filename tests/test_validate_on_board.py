@@ -170,12 +170,12 @@ def test_the_harness_embeds_inputs_and_its_printed_outputs_parse() -> None:
         parse_outputs(printed.splitlines()[1], [spec_out])
 
 
-def test_long_layer_names_keep_both_ends_in_the_board_table() -> None:
-    """tf2onnx's node names run to hundreds of characters; the table shows their two ends, which differ."""
-    from deeploy_core.cli.target_table import LABEL_WIDTH, short_label
+def test_long_layer_names_keep_both_ends_in_the_per_layer_tables() -> None:
+    """tf2onnx's node names run to hundreds of characters; the board and --profile tables show their two ends."""
+    from deeploy_core.cli.table_output import LABEL_WIDTH, clipped_label
 
     first = "dscnn_1/activation_1/Relu;" + "x" * 200 + ";conv2d_1/convolution"
     second = "dscnn_1/activation_1/Relu;" + "x" * 200 + ";conv2d_2/convolution"
-    assert len(short_label(first)) == LABEL_WIDTH and short_label(first) != short_label(second)
-    assert short_label(first).startswith("dscnn_1/activation_1/Relu;") and short_label(first).endswith("convolution")
-    assert short_label("Conv_16_rq") == "Conv_16_rq"
+    assert len(clipped_label(first)) == LABEL_WIDTH and clipped_label(first) != clipped_label(second)
+    assert clipped_label(first).startswith("dscnn_1/activation_1/Relu;") and clipped_label(first).endswith("convolution")
+    assert clipped_label("Conv_16_rq") == "Conv_16_rq"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deeploy_core.cli.table_output import TextTable
+from deeploy_core.cli.table_output import TextTable, clipped_label
 from deeploy_core.report.layer_profile import LayerProfile
 
 TIME_COLUMNS = ("layer", "op", "kernel", "MACs", "µs", "%")
@@ -17,7 +17,7 @@ def profile_table(profile: LayerProfile) -> TextTable:
                                      f"(best of {profile.repeats} run(s) per layer)",
                       numeric=frozenset(columns[3:]))
     for row in profile.rows:
-        cells: list[object] = [row.short_label, row.op, row.kernel, f"{row.macs:,}", f"{row.ns / 1e3:.1f}",
+        cells: list[object] = [clipped_label(row.short_label), row.op, row.kernel, f"{row.macs:,}", f"{row.ns / 1e3:.1f}",
                                f"{profile.share(row):.1f}"]
         if profile.has_estimate:
             cells += row.estimate_cells

@@ -36,6 +36,19 @@ UNBOUNDED = 1 << 20
 """A width no table reaches, to measure a table's natural width."""
 
 
+LABEL_WIDTH = 60
+"""Widest layer label the per-layer tables show: tf2onnx names a node after every TensorFlow op folded into it
+(hundreds of characters); a clipped label keeps both ends, which is where those names differ."""
+
+
+def clipped_label(label: str, width: int = LABEL_WIDTH) -> str:
+    """``label``, or its first and last characters around ``...`` when it is wider than ``width``."""
+    if len(label) <= width:
+        return label
+    keep = (width - 3) // 2
+    return f"{label[:keep]}...{label[-(width - 3 - keep):]}"
+
+
 @dataclass
 class TextTable:
     """Column titles, rows of cells and how to draw them; cells are converted with ``str``."""

@@ -12,23 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from deeploy_core.cli.table_output import TextTable
+from deeploy_core.cli.table_output import TextTable, clipped_label
 from deeploy_core.report.layer_profile import node_label
 from deeploy_core.validate.target_result import CYCLE_MODEL, TargetRun
 
 TARGET_COLUMNS = ("layer", "op", "kernel", "instructions", "est. cycles", "%")
 """``%``: the layer's share of the inference's instructions."""
-LABEL_WIDTH = 60
-"""Widest layer label shown: tf2onnx names a node after every TensorFlow op folded into it (hundreds of
-characters); the label keeps both ends, which is where those names differ."""
-
-
-def short_label(label: str, width: int = LABEL_WIDTH) -> str:
-    """``label``, or its first and last characters around ``...`` when it is wider than ``width``."""
-    if len(label) <= width:
-        return label
-    keep = (width - 3) // 2
-    return f"{label[:keep]}...{label[-(width - 3 - keep):]}"
 
 
 def target_table(run: TargetRun, report: Mapping[str, Any], network: str) -> TextTable | None:
@@ -41,7 +30,7 @@ def target_table(run: TargetRun, report: Mapping[str, Any], network: str) -> Tex
                                             f"({run.emulator}, per inference)", numeric=frozenset(TARGET_COLUMNS[3:]))
     for layer in run.counts.layers:
         known = layers[layer.index] if layer.index < len(layers) else None
-        table.add_row(short_label(node_label(known)) if known else f"#{layer.index}", known["op"] if known else "-",
+        table.add_row(clipped_label(node_label(known)) if known else f"#{layer.index}", known["op"] if known else "-",
                       known["kernel"] if known else "-", f"{layer.instructions:,}", f"{layer.cycles:,}",
                       f"{100 * layer.instructions / total:.1f}")
     return table
