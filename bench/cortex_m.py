@@ -51,6 +51,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.linked_size import linked_sizes  # noqa: E402
+from bench.run_speed import print_table  # noqa: E402
 from deeploy_core.api import CompileOptions, compile_model  # noqa: E402
 from deeploy_core.plugins import PluginHost  # noqa: E402
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, SELF_TEST_MAINS, build_program  # noqa: E402
@@ -191,15 +192,6 @@ def _size_rows(case: Case, measured: dict[str, Measured]) -> list[list[str]]:
              f"{m.flash:,}", f"{m.ram:,}", f"{m.arena:,}"] for platform, m in measured.items()]
 
 
-def _table(rows: list[list[str]], markdown: bool, header: list[str] = HEADER) -> str:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    if markdown:
-        lines = ["| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |" for row in [header, *rows]]
-        lines.insert(1, "|" + "|".join("-" * (width + 2) for width in widths) + "|")
-        return "\n".join(lines)
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in [header, *rows])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--networks", default=",".join((*MLPERF_TINY, *PEERS)),
@@ -230,9 +222,9 @@ def main(argv: list[str] | None = None) -> int:
             size_rows += _size_rows(case, {"generic-c": generic, "cortex-m4": cortex})
             missed += row_missed
             print(" ".join(row), file=sys.stderr, flush=True)
-    print(_table(rows, args.markdown))
+    print_table(HEADER, rows, args.markdown)
     print()
-    print(_table(size_rows, args.markdown, SIZE_HEADER))
+    print_table(SIZE_HEADER, size_rows, args.markdown)
     for line in missed:
         print(f"MISSED {line}", file=sys.stderr)
     return 1 if missed and not args.no_check else 0

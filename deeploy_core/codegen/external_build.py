@@ -22,11 +22,6 @@ def _objects_variable(library: ExternalLibrary) -> str:
     return f"DC_{library.variable}_OBJS"
 
 
-def _make_string(text: str) -> str:
-    """``text`` inside a single-quoted shell word in a recipe (make's ``$`` doubled, quotes escaped)."""
-    return text.replace("$", "$$").replace("'", "'\\''")
-
-
 def external_make_variables(external: tuple[ExternalLibrary, ...]) -> list[str]:
     """Each library's root, include path, sources and objects, and the missing-path check (before the rules)."""
     lines: list[str] = []

@@ -38,6 +38,7 @@ from deeploy_core.testing.emulated_targets import TARGETS as EMULATED_TARGETS
 from deeploy_core.testing.emulated_targets import EmulatedBuildError, build_program, run_program
 from deeploy_core.testing.output_dump import MAIN_NAME, DumpError, dump_main_source, parse_dump
 from deeploy_core.testing.output_equality import Golden, build_differences, golden_differences
+from deeploy_core.validate.build import make_environment
 
 HOST = "host"
 PROGRAM = "dc_matrix"
@@ -191,16 +192,11 @@ def mirror_folder(folder: Path, destination: Path) -> Path:
     return destination
 
 
-def _make_environment() -> dict[str, str]:
-    """The environment without an outer make's job server (``make test`` runs pytest under make)."""
-    return {name: value for name, value in os.environ.items() if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-
-
 def _make(work: Path, config: BuildConfig, targets: Sequence[str], extra: Sequence[str] = ()) -> None:
     command = ["make", "-s", "--no-print-directory", "-C", str(work), f"CC={config.compiler.command}",
                f"AR={config.compiler.archiver}", f"CFLAGS={shlex.join(config.cflags)}", f"OBJDIR=build-{config.slug}",
                *extra, *targets]
-    result = subprocess.run(command, capture_output=True, text=True, env=_make_environment())
+    result = subprocess.run(command, capture_output=True, text=True, env=make_environment())
     if result.returncode != 0:
         lines = (result.stderr + result.stdout).strip().splitlines()
         raise BuildFailed(f"make {' '.join(targets)} (exit {result.returncode}): " + " | ".join(lines[:12]))

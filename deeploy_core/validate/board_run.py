@@ -27,7 +27,7 @@ from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.platform.board import BoardSupport
 from deeploy_core.validate.board_harness import BOARD_HARNESS_NAME, board_harness_source, parse_outputs
-from deeploy_core.validate.build import BuildError, Toolchain, runtime_objects
+from deeploy_core.validate.build import BuildError, Toolchain, make_environment, runtime_objects
 from deeploy_core.validate.target_result import TargetCounts, TargetRun
 
 BOARD_PROGRAM = "network.elf"
@@ -39,6 +39,9 @@ DEBIAN_PACKAGES = {
 }
 """What to install for a board's tools (named in the error when one is missing)."""
 
+HOST_TOOLS = ("CC", "AR")
+"""Left out of the board build's environment: the Makefile then picks the board's cross compiler and archiver."""
+
 RUN_TIMEOUT = 600
 """Seconds the emulator may run before validation gives up."""
 
@@ -48,13 +51,6 @@ def _require(tool: str, what: str) -> None:
         package = DEBIAN_PACKAGES.get(Path(tool).name)
         hint = f"install Debian's {package}" if package else "install it or put it on PATH"
         raise DeeployError(f"{tool} not found: validating on the board needs it to {what}; {hint}")
-
-
-def _make_environment() -> dict[str, str]:
-    """The environment without an outer make's variables, and without the host's ``CC``/``AR``: the Makefile
-    then picks the board's cross compiler."""
-    dropped = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CC", "AR")
-    return {name: value for name, value in os.environ.items() if name not in dropped}
 
 
 def build_board_program(generated: GeneratedNetwork, directory: Path,
@@ -87,7 +83,7 @@ def build_board_program(generated: GeneratedNetwork, directory: Path,
         objects = runtime_objects(generated.runtime, toolchain, cache_dir)
         placed = generated.placed_runtime.library_sources.values()
         command.append(f"RUNTIME_OBJS={shlex.join(str(objects[path]) for path in placed)}")
-    result = subprocess.run(command, capture_output=True, text=True, env=_make_environment())
+    result = subprocess.run(command, capture_output=True, text=True, env=make_environment(*HOST_TOOLS))
     if result.returncode != 0:
         lines = (result.stderr or result.stdout).strip().splitlines()
         for line in lines:

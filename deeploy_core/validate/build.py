@@ -87,9 +87,11 @@ def runtime_objects(runtime: RuntimeLibrary, toolchain: Toolchain, cache_dir: Pa
     return objects
 
 
-def _make_environment() -> dict[str, str]:
-    """The environment without an outer make's job-server and level variables (``make test`` runs pytest)."""
-    return {name: value for name, value in os.environ.items() if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+def make_environment(*dropped: str) -> dict[str, str]:
+    """The environment without an outer make's job-server and level variables (``make test`` runs pytest), nor
+    the variables named in ``dropped``."""
+    left_out = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", *dropped)
+    return {name: value for name, value in os.environ.items() if name not in left_out}
 
 
 def build_executable(
@@ -116,5 +118,5 @@ def build_executable(
         placed = generated.placed_runtime
         command += [f"RUNTIME_OBJS={shlex.join(str(objects[path]) for path in placed.library_sources.values())}",
                     f"HOST_OBJS={shlex.join(str(objects[path]) for path in placed.host_sources.values())}"]
-    _run(command, "building the generated network", _make_environment())
+    _run(command, "building the generated network", make_environment())
     return directory / PROGRAM_NAME
