@@ -34,3 +34,7 @@ class BoardSupport:
     emulator: tuple[str, ...] = ()
     """The command that runs an ELF on the board, the ELF's path appended (``qemu-system-arm -M ... -kernel``);
     its exit status is the program's."""
+    not_counted: str = ""
+    """Why deeploy_core's instruction counter (:mod:`deeploy_core.emulation`: Unicorn's Cortex-M4 model and the
+    MPS2 memory map) cannot run this board's programs; empty when it can.  ``validate`` then reports the run
+    without counts and says why."""

@@ -124,8 +124,8 @@ def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwo
     from deeploy_core.emulation.instruction_counting import CountingError, count_instructions, missing
 
     emulator = Path(board.emulator[0]).name if board.emulator else ""
-    reason = missing()
-    if reason is not None:
+    reason = board.not_counted or missing()
+    if reason:
         return TargetRun(board.name, emulator, note=f"not counted: {reason}")
     try:
         profile = count_instructions(program, mark_symbol=generated.api.profile_mark)

@@ -1,6 +1,8 @@
-"""The emulated MPS2 boards the folders' self-tests run on (``make test``), as the core's board data."""
+"""The emulated Arm boards the folders' self-tests run on (``make test``), as the core's board data."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from deeploy_core.plugin_api import BoardSupport
 from deeploy_core.testing import MPS2_LINKER_SCRIPT, MPS2_STARTUP
@@ -8,21 +10,30 @@ from deeploy_core.testing import MPS2_LINKER_SCRIPT, MPS2_STARTUP
 from deeploy_cortex_m.cores import CoreSpec
 
 STARTUP_SOURCE = MPS2_STARTUP
-"""Vector table, FPU on, data and bss set up, semihosting exit: the core's start-up code for MPS2 boards (it runs
-unchanged on the M7, whose system control registers are the same)."""
-LINKER_SCRIPT = MPS2_LINKER_SCRIPT
-"""4 MiB of code RAM at 0x0 and 4 MiB of data RAM at 0x20000000: the map of both MPS2 boards used here."""
+"""Vector table, FPU on, data and bss set up, semihosting exit: the core's start-up code for MPS2 boards.  It runs
+unchanged on the M7 and the M55, whose system control registers (CPACR, fault status) are the M4's; on the M55,
+CPACR's CP10/CP11 also enable Helium."""
+MPS2_SCRIPT = MPS2_LINKER_SCRIPT
+"""4 MiB of code RAM at 0x0 and 4 MiB of data RAM at 0x20000000: the map of mps2-an386 and mps2-an500."""
+MPS3_AN547_SCRIPT = Path(__file__).resolve().parent / "boards" / "mps3_an547.ld"
+"""The SSE-300 map of mps3-an547: vectors in ITCM, code and constants in QSPI flash, data in ISRAM."""
+LINKER_SCRIPTS = {"mps2-an386": MPS2_SCRIPT, "mps2-an500": MPS2_SCRIPT, "mps3-an547": MPS3_AN547_SCRIPT}
+"""Board -> its linker script."""
+UNCOUNTED = {"mps3-an547": "the instruction counter (Unicorn) emulates no Cortex-M55: it has no Helium (MVE) "
+                           "instructions"}
+"""Board -> why the core's instruction counter cannot run its programs."""
 
 
-def mps2_board(core: CoreSpec) -> BoardSupport:
+def arm_board(core: CoreSpec) -> BoardSupport:
     """The board QEMU emulates for ``core``, with newlib's semihosting (printf and the exit status reach the host)."""
     return BoardSupport(
         name=core.board,
         compiler="arm-none-eabi-gcc",
         arch_flags=core.arch_flags,
         startup_sources=(STARTUP_SOURCE,),
-        linker_script=LINKER_SCRIPT,
+        linker_script=LINKER_SCRIPTS[core.board],
         link_flags=("--specs=rdimon.specs", "-nostartfiles"),
         emulator=("qemu-system-arm", "-M", core.board, "-nographic", "-semihosting-config", "enable=on,target=native",
                   "-kernel"),
+        not_counted=UNCOUNTED.get(core.board, ""),
     )

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from deeploy_core.plugin_api import Engine, NodeMapper, Platform, installed_platform
 
-from deeploy_cortex_m.board import mps2_board
+from deeploy_cortex_m.board import arm_board
 from deeploy_cortex_m.cmsis_nn import cmsis_nn
 from deeploy_cortex_m.cores import CORES
 from deeploy_cortex_m.lowering import cortex_m_lowering
@@ -37,8 +37,9 @@ def cortex_m_platform(core: str, cmsis_nn_path: str = "") -> Platform:
     """The platform for ``core`` (a key of :data:`CORES`); ``cmsis_nn_path`` becomes the build's default root."""
     spec = CORES[core]
     base = installed_platform(FALLBACK_PLATFORM)
-    engines = tuple(Engine(engine.name, _merged(dict(engine.mappers), cmsis_mappers())) for engine in base.engines)
-    runtime = replace(base.runtime, board=mps2_board(spec), external=(cmsis_nn(default_root=cmsis_nn_path),))
+    cmsis = cmsis_mappers(spec.mve)
+    engines = tuple(Engine(engine.name, _merged(dict(engine.mappers), cmsis)) for engine in base.engines)
+    runtime = replace(base.runtime, board=arm_board(spec), external=(cmsis_nn(default_root=cmsis_nn_path),))
     base_lowering = base.lowering
     return replace(
         base, name=core, engines=engines, runtime=runtime,

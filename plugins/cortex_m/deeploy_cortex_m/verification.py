@@ -14,7 +14,7 @@ from deeploy_core.plugin_api import OpVerification
 def _litert(layers: str, tests: str) -> tuple[OpVerification, ...]:
     return (OpVerification("litert", f"--quantization fixed-point on tf2onnx --tflite models, run on QEMU's "
                                      f"mps2-an386: 0 LSB against LiteRT's reference kernels on {layers} "
-                                     f"(plugins/cortex_m/tests/{tests}, test_mlperf_tiny_on_cortex_m4.py)"),)
+                                     f"(plugins/cortex_m/tests/{tests}, test_mlperf_tiny_on_cortex_m.py)"),)
 
 
 CMSIS_VERIFICATION: dict[str, tuple[OpVerification, ...]] = {

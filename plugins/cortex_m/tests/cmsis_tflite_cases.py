@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,8 @@ def litert_rows(tflite: Path, inputs: dict[str, np.ndarray], outputs: list[tuple
     return [np.concatenate(values) for values in zip(*rows)]
 
 
-def compile_with_self_test(model: Path, tflite: Path, folder: Path, seed: int = 0) -> Path:
+def compile_with_self_test(model: Path, tflite: Path, folder: Path, seed: int = 0,
+                           platform: str = "cortex-m4") -> Path:
     """``model`` compiled for ``ROWS`` rows into ``folder/out`` with a self-test expecting LiteRT's outputs exactly.
 
     The self-test is told ``--lsb-tolerance 0``: fixed-point mode's default tolerates one step.
@@ -117,7 +119,7 @@ def compile_with_self_test(model: Path, tflite: Path, folder: Path, seed: int = 
     np.savez(folder / "outputs.npz", *litert_rows(tflite, samples, outputs))
     out = folder / "out"
     shapes = [arg for name, shape in inputs for arg in ("--input-shape", f"{name}={'x'.join(map(str, (ROWS, *shape[1:])))}")]
-    command = [sys.executable, "-m", "deeploy_core", "compile", str(batched), "-o", str(out), "--platform", "cortex-m4",
+    command = [sys.executable, "-m", "deeploy_core", "compile", str(batched), "-o", str(out), "--platform", platform,
                "--quantization", "fixed-point", "--inputs", str(folder / "inputs.npz"), "--outputs",
                str(folder / "outputs.npz"), "--lsb-tolerance", "0", "--option", f"cmsis_nn_path={cmsis_nn_path()}",
                "-q", *shapes]
@@ -132,16 +134,32 @@ def bit_exact(run: EmulatorRun) -> bool:
     return run.self_test_passed and bool(verdicts) and all("max abs error 0," in line for line in verdicts)
 
 
-def compile_and_run(model: Path, tflite: Path, folder: Path, seed: int = 0) -> dict[str, Any]:
-    """Compile ``model`` for ``ROWS`` rows with a LiteRT-checked self-test, run it on QEMU; return report.json.
+def run_on_board(out: Path, platform: str) -> EmulatorRun:
+    """The folder's self-test on the platform's board: the core's Cortex-M4 runner (``-Os``) for ``cortex-m4``,
+    the folder's own ``make test`` (its Makefile's board, ``-O2``) for the others."""
+    if platform == "cortex-m4":
+        return run_self_test(out, CORTEX_M4_MPS2, timeout=300)
+    environment = {name: value for name, value in os.environ.items()
+                   if name not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CFLAGS", "CC", "AR")}
+    started = time.monotonic()
+    made = subprocess.run(["make", "--no-print-directory", "-C", str(out), "-j2", "test"], capture_output=True,
+                          text=True, env=environment, timeout=300, stdin=subprocess.DEVNULL)
+    return EmulatorRun(made.returncode, made.stdout, made.stderr, time.monotonic() - started)
+
+
+def compile_and_run(model: Path, tflite: Path, folder: Path, seed: int = 0, platform: str = "cortex-m4"
+                    ) -> dict[str, Any]:
+    """Compile ``model`` for ``ROWS`` rows with a LiteRT-checked self-test, run it on the platform's emulated
+    board; return report.json.
 
     Fails (with the program's output) unless every integer output equals LiteRT's.
     """
-    out = compile_with_self_test(model, tflite, folder, seed)
-    run = run_self_test(out, CORTEX_M4_MPS2, timeout=300)
+    out = compile_with_self_test(model, tflite, folder, seed, platform)
+    run = run_on_board(out, platform)
     assert bit_exact(run), run.describe()
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
     shutil.rmtree(out / f"build-{CORTEX_M4_MPS2.name}-Os", ignore_errors=True)
+    shutil.rmtree(out / "build", ignore_errors=True)
     return report
 
 

@@ -1,4 +1,5 @@
-"""CMSIS-NN's conv and pool layers end to end: compile for cortex-m4, cross-compile, run on QEMU's mps2-an386.
+"""CMSIS-NN's conv and pool layers end to end: compile for cortex-m4 (DSP kernels) and, layer by layer, for
+cortex-m55 (Helium kernels), cross-compile, run on QEMU's mps2-an386 / mps3-an547.
 
 Expected outputs come from LiteRT's reference kernels on the ``.tflite`` (TFLite's int8 arithmetic, which
 ``--quantization fixed-point`` promises), or from ONNX Runtime for the int8 MaxPool (no requantisation).  The
@@ -42,11 +43,12 @@ needs_quant = pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m i
                                  reason=f"the quant extra ({', '.join(QUANT)}) is not installed")
 
 
-def _compile(model: Path, out: Path, inputs: list[np.ndarray], expected: list[np.ndarray] | None) -> dict[str, Any]:
-    """``deeploy-core compile`` for cortex-m4 with a self-test of ``inputs``; the report."""
+def _compile(model: Path, out: Path, inputs: list[np.ndarray], expected: list[np.ndarray] | None,
+             platform: str = "cortex-m4") -> dict[str, Any]:
+    """``deeploy-core compile`` for ``platform`` with a self-test of ``inputs``; the report."""
     np.savez(out.parent / f"{out.name}_x.npz", *inputs)
     command = [sys.executable, "-m", "deeploy_core", "compile", str(model), "-o", str(out), "--platform",
-               "cortex-m4", "--quantization", "fixed-point", "--inputs", str(out.parent / f"{out.name}_x.npz")]
+               platform, "--quantization", "fixed-point", "--inputs", str(out.parent / f"{out.name}_x.npz")]
     if expected is not None:
         np.savez(out.parent / f"{out.name}_y.npz", *expected)
         command += ["--outputs", str(out.parent / f"{out.name}_y.npz")]
@@ -55,26 +57,26 @@ def _compile(model: Path, out: Path, inputs: list[np.ndarray], expected: list[np
     return json.loads((out / "report.json").read_text())
 
 
-def _run_bit_exact(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from deeploy_core.testing.emulated_targets import run_self_test
+def _run_bit_exact(out: Path, monkeypatch: pytest.MonkeyPatch, platform: str = "cortex-m4") -> None:
+    from plugins.cortex_m.tests.cmsis_tflite_cases import run_on_board
 
     monkeypatch.setenv("CMSIS_NN_PATH", str(CMSIS_NN))
-    run = run_self_test(out)
+    run = run_on_board(out, platform)
     assert run.self_test_passed, run.describe()
     errors = re.findall(r"max abs error (\S+),", run.stdout)
     assert errors and all(float(e) == 0 for e in errors), run.stdout
 
 
-def _litert_case(model: Path, tflite: Path, out: Path, seed: int) -> dict[str, Any]:
+def _litert_case(model: Path, tflite: Path, out: Path, seed: int, platform: str = "cortex-m4") -> dict[str, Any]:
     from deeploy_core.api import CompileOptions, compile_model
     from deeploy_core.plugins import PluginHost
     from deeploy_core.testing.quant_checks import litert_reference, random_samples
 
-    _, generated = compile_model(model, CompileOptions(platform="cortex-m4", quantization="fixed-point"),
+    _, generated = compile_model(model, CompileOptions(platform=platform, quantization="fixed-point"),
                                  PluginHost.discover())
     sample = random_samples(generated, count=1, seed=seed)[0]
     expected = litert_reference(tflite, generated)(sample)
-    return _compile(model, out, [sample[spec.name] for spec in generated.inputs], list(expected))
+    return _compile(model, out, [sample[spec.name] for spec in generated.inputs], list(expected), platform)
 
 
 def _kernels(report: dict[str, Any]) -> list[str]:
@@ -92,13 +94,15 @@ def layer_models() -> Path:
 
 
 @needs_quant
+@pytest.mark.parametrize("platform", ["cortex-m4", "cortex-m55"])
 @pytest.mark.parametrize("name", sorted(LAYERS))
-def test_single_tflite_layer_is_bit_exact_with_litert_on_qemu(name: str, layer_models: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    report = _litert_case(layer_models / f"{name}.onnx", layer_models / f"{name}.tflite", tmp_path / name, seed=1)
+def test_single_tflite_layer_is_bit_exact_with_litert_on_qemu(name: str, platform: str, layer_models: Path,
+                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    report = _litert_case(layer_models / f"{name}.onnx", layer_models / f"{name}.tflite", tmp_path / name, seed=1,
+                          platform=platform)
     assert f"CMSIS-NN {LAYERS[name]}" in _kernels(report)
     assert "Transpose" not in [layer["op"] for layer in report["layers"]], _kernels(report)
-    _run_bit_exact(tmp_path / name, monkeypatch)
+    _run_bit_exact(tmp_path / name, monkeypatch, platform)
 
 
 HEAVY = pytest.mark.heavy_model
@@ -130,7 +134,8 @@ def test_network_runs_cmsis_nn_channels_last_bit_exact_with_litert(name: str, tm
     _run_bit_exact(tmp_path / name, monkeypatch)
 
 
-def test_int8_max_pool_matches_onnx_runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("platform", ["cortex-m4", "cortex-m55"])
+def test_int8_max_pool_matches_onnx_runtime(platform: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """int8 MaxPool (padded, strided), NCHW in and out: CMSIS-NN between two real transposes."""
     helper = onnx.helper
     node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
@@ -140,6 +145,6 @@ def test_int8_max_pool_matches_onnx_runtime(tmp_path: Path, monkeypatch: pytest.
     model = tmp_path / "maxpool.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), model)
     sample = np.random.default_rng(0).integers(-128, 128, (1, 5, 7, 6)).astype(np.int8)
-    report = _compile(model, tmp_path / "maxpool", [sample], None)
+    report = _compile(model, tmp_path / "maxpool", [sample], None, platform)
     assert "CMSIS-NN arm_max_pool_s8" in _kernels(report)
-    _run_bit_exact(tmp_path / "maxpool", monkeypatch)
+    _run_bit_exact(tmp_path / "maxpool", monkeypatch, platform)

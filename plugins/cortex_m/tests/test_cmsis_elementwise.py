@@ -21,10 +21,11 @@ CASES = {"add_relu": "QLinearAdd CMSIS-NN arm_elementwise_add_s8", "mul": "QLine
 
 @pytest.mark.quant
 @needs_emulator
+@pytest.mark.parametrize("platform", ["cortex-m4", "cortex-m55"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_elementwise_layer_runs_cmsis_nn_bit_exact_with_litert(name: str, tmp_path: Path) -> None:
+def test_elementwise_layer_runs_cmsis_nn_bit_exact_with_litert(name: str, platform: str, tmp_path: Path) -> None:
     folder = layer_models()
-    report = compile_and_run(folder / f"{name}.onnx", folder / f"{name}.tflite", tmp_path)
+    report = compile_and_run(folder / f"{name}.onnx", folder / f"{name}.tflite", tmp_path, platform=platform)
     assert kernels(report) == [CASES[name]]
 
 

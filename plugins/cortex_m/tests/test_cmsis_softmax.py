@@ -16,8 +16,9 @@ from plugins.cortex_m.tests.cmsis_tflite_cases import compile_and_run, kernels, 
 pytestmark = [pytest.mark.quant, needs_emulator]
 
 
+@pytest.mark.parametrize("platform", ["cortex-m4", "cortex-m55"])
 @pytest.mark.parametrize("name", ["softmax", "softmax_wide"])
-def test_softmax_runs_cmsis_nn_bit_exact_with_litert(name: str, tmp_path: Path) -> None:
+def test_softmax_runs_cmsis_nn_bit_exact_with_litert(name: str, platform: str, tmp_path: Path) -> None:
     folder = layer_models()
-    report = compile_and_run(folder / f"{name}.onnx", folder / f"{name}.tflite", tmp_path)
+    report = compile_and_run(folder / f"{name}.onnx", folder / f"{name}.tflite", tmp_path, platform=platform)
     assert kernels(report) == ["QLinearSoftmax CMSIS-NN arm_softmax_s8"]

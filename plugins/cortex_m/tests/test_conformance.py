@@ -1,13 +1,10 @@
 """The Cortex-M plugin passes the core's conformance suites, as an outside plugin would.
 
 The platform suite compiles every ONNX node test case of every op the
-platforms claim and judges it through the core's node-case batches.  Those
-batches build with the toolchain of the environment (the host's C compiler),
-not the board's: until ``validate`` runs a board platform's programs on its
-emulator, this suite shows that the composed platform (CMSIS-NN's mappers in
-front of generic C's, the board's runtime data) generates C that computes the
-ONNX results, and ``test_peers_on_cortex_m4.py`` shows the same C running on
-the emulated cores.
+platforms claim and judges it through the core's node-case batches, which for
+a board platform are cross-built for its core and run on its emulated board:
+the Cortex-M4 (``mps2-an386``), the Cortex-M7 (``mps2-an500``) and the
+Cortex-M55 (``mps3-an547``, where GCC vectorises generic C for Helium).
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from __future__ import annotations
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing import PlatformConformance, PluginConformance
 from deeploy_cortex_m import plugin as cortex_m_plugin
-from deeploy_cortex_m.names import CORTEX_M4, CORTEX_M7
+from deeploy_cortex_m.names import CORTEX_M4, CORTEX_M7, CORTEX_M55
 from deeploy_generic_c import plugin as generic_c_plugin
 
 
@@ -46,6 +43,16 @@ class TestCortexM7Platform(PlatformConformance):
     plugin = cortex_m_plugin
     plugin_name = "cortex-m"
     platform = CORTEX_M7
+
+    @classmethod
+    def make_host(cls) -> PluginHost:
+        return _host_with_generic_c()
+
+
+class TestCortexM55Platform(PlatformConformance):
+    plugin = cortex_m_plugin
+    plugin_name = "cortex-m"
+    platform = CORTEX_M55
 
     @classmethod
     def make_host(cls) -> PluginHost:

@@ -46,20 +46,24 @@ def test_the_plugin_is_listed_with_both_platforms(lone_venv: Path) -> None:
     assert set(names) == {"cortex-m", "generic-c"}, result.stdout
     fields = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in names["cortex-m"].splitlines()}
     assert fields["distribution"] == "deeploy-cortex-m" and fields["status"] == "ok", result.stdout
-    assert fields["provides"] == "platform: cortex-m4, cortex-m7", result.stdout
+    assert fields["provides"] == "platform: cortex-m4, cortex-m55, cortex-m7", result.stdout
 
 
-def test_a_cortex_m4_folder_compiles_and_passes_make_test(lone_venv: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("platform", "board", "script"), [("cortex-m4", "mps2-an386", "mps2_an386.ld"),
+                                                            ("cortex-m55", "mps3-an547", "mps3_an547.ld")])
+def test_a_folder_compiles_and_passes_make_test(platform: str, board: str, script: str, lone_venv: Path,
+                                                tmp_path: Path) -> None:
+    """The installed wheel carries what a folder copies: the core's MPS2 script, the plugin's own for the M55."""
     model, inputs = tmp_path / "tiny.onnx", tmp_path / "inputs.npz"
     made = _run(lone_venv, str(REPO / "examples" / "make_tiny_cnn.py"), str(model))
     assert made.returncode == 0, made.stderr
     np.savez(inputs, input=np.linspace(-1.0, 1.0, 3 * 32 * 32, dtype=np.float32).reshape(1, 3, 32, 32))
     out = tmp_path / "out"
-    compiled = _run(lone_venv, "-m", "deeploy_core", "compile", str(model), "-o", str(out), "--platform", "cortex-m4",
+    compiled = _run(lone_venv, "-m", "deeploy_core", "compile", str(model), "-o", str(out), "--platform", platform,
                     "--inputs", str(inputs))
     assert compiled.returncode == 0, compiled.stderr
     makefile = (out / "Makefile").read_text(encoding="utf-8")
-    assert "-M mps2-an386" in makefile and (out / "board" / "mps2_an386.ld").is_file(), sorted(os.listdir(out))
+    assert f"-M {board}" in makefile and (out / "board" / script).is_file(), sorted(os.listdir(out / "board"))
     missing = CORTEX_M4_MPS2.missing()
     if missing is not None:
         pytest.skip(f"compiled; cannot run make test on the MPS2 board: {missing}")

@@ -45,3 +45,22 @@ def test_kws_validates_on_the_platforms_board_with_counts(platform: str, tmp_pat
     assert target["board"] == BOARDS[platform] and target["inferences"] == 1
     assert [layer["index"] for layer in target["layers"]] == list(range(len(outcome.report["layers"])))
     assert sum(layer["instructions"] for layer in target["layers"]) == target["instructions"]
+
+
+@pytest.mark.skipif(CORTEX_M4_MPS2.missing() is not None or ROOT is None,
+                    reason=f"cannot validate on the emulated boards: {CORTEX_M4_MPS2.missing() or 'no peer tests'}")
+def test_the_cortex_m55_validates_on_its_board_and_says_why_it_is_not_counted(tmp_path: Path) -> None:
+    """Unicorn has no Helium: the run on QEMU's mps3-an547 is the verdict, and the report says why no counts."""
+    assert ROOT is not None
+    peer = {test.name: test for test in find_peer_tests(ROOT)}["Models/MLPerf/KeywordSpotting"]
+    assert peer.inputs is not None and peer.outputs is not None
+    option = ["--option", f"cmsis_nn_path={CMSIS_NN}"] if CMSIS_NN is not None else []
+    outcome = CliLab(tmp_path, {"DEEPLOY_CORE_PLUGINS": "generic-c,cortex-m"}).run(
+        "validate", peer.model, "--platform", "cortex-m55", "--inputs", str(peer.inputs), "--outputs",
+        str(peer.outputs), "--repeats", "1", "--quiet", *option)
+    assert outcome.ok, outcome.describe()
+    assert "ran on mps3-an547 (qemu-system-arm); not counted: the instruction counter (Unicorn) emulates no " \
+           "Cortex-M55" in outcome.stdout, outcome.stdout
+    assert outcome.report is not None and schema_violations(outcome.report) == []
+    target = outcome.report["target"]
+    assert target["board"] == "mps3-an547" and "instructions" not in target and "Helium" in target["note"]

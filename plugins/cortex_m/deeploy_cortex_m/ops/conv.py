@@ -7,7 +7,7 @@ so the per-channel multipliers and shifts come from the core's
 ``tflite_parameters`` exactly as generic C's fixed-point kernels get theirs;
 the wrappers pick CMSIS-NN's 1x1 / 1xN / 3x3 / general kernels themselves.
 The scratch each asks of the arena is what ``*_get_buffer_size`` returns on the
-DSP (non-MVE) path (:mod:`.scratch_sizes`).
+core's path, DSP extension or Helium (:mod:`.scratch_sizes`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ class CmsisConvParser(NodeParser):
 
     inputs = (8, 9)
 
-    def __init__(self, depthwise: bool) -> None:
+    def __init__(self, depthwise: bool, mve: bool) -> None:
         self.depthwise = depthwise
+        self.mve = mve
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
         x, w, y = ctxt[node.inputs[0].name], ctxt[node.inputs[3].name], ctxt[node.outputs[0].name]
@@ -61,12 +62,12 @@ class CmsisConvParser(NodeParser):
                   f".activation = {{.min = {low}, .max = {high}}}")
         if self.depthwise:
             mult = win.oc // win.c
-            scratch = scratch_sizes.depthwise_conv(win, mult)
+            scratch = scratch_sizes.depthwise_conv(win, mult, self.mve)
             params = f"const cmsis_nn_dw_conv_params cm_params = {{{common}, .ch_mult = {mult}}};"
             filter_dims = cl.dims("cm_filter_dims", 1, win.kh, win.kw, win.oc)
             entry, macs = DEPTHWISE_ENTRY, win.n * win.oh * win.ow * win.oc * win.kh * win.kw
         else:
-            scratch = scratch_sizes.conv(win)
+            scratch = scratch_sizes.conv(win, self.mve)
             params = f"const cmsis_nn_conv_params cm_params = {{{common}}};"
             filter_dims = cl.dims("cm_filter_dims", win.oc, win.kh, win.kw, win.c)
             entry, macs = CONV_ENTRY, win.n * win.oh * win.ow * win.oc * win.kh * win.kw * win.c
@@ -86,15 +87,16 @@ class CmsisConvParser(NodeParser):
                                    "shift": shifts[0] if single else shifts, "zero_point": zy, "range": [low, high]}}
 
 
-def _mapper(depthwise: bool) -> NodeMapper:
+def _mapper(depthwise: bool, mve: bool) -> NodeMapper:
     entry = DEPTHWISE_ENTRY if depthwise else CONV_ENTRY
-    runtime = KernelRuntime(external=(cmsis_nn(sources=cmsis_sources.SOURCES[entry]),))
-    return NodeMapper(CmsisConvParser(depthwise), (NodeBinding(cl.any_types(9), cl.TEMPLATE),),
+    runtime = KernelRuntime(external=(cmsis_nn(sources=cmsis_sources.sources(entry, mve)),))
+    return NodeMapper(CmsisConvParser(depthwise, mve), (NodeBinding(cl.any_types(9), cl.TEMPLATE),),
                       name=f"CMSIS-NN {entry}", runtime=runtime)
 
 
-def conv_mappers() -> dict[str, tuple[NodeMapper, ...]]:
-    """The channels-last convolutions' mappers (their op types exist only after the layout pass)."""
+def conv_mappers(mve: bool) -> dict[str, tuple[NodeMapper, ...]]:
+    """The channels-last convolutions' mappers on the core's path (their op types exist only after the layout
+    pass)."""
     from deeploy_cortex_m.layout.layers import CONV, DEPTHWISE
 
-    return {CONV: (_mapper(False),), DEPTHWISE: (_mapper(True),)}
+    return {CONV: (_mapper(False, mve),), DEPTHWISE: (_mapper(True, mve),)}

@@ -20,12 +20,11 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation
 from deeploy_core.plugin_api import tflite_parameters as tfl
 
+from deeploy_cortex_m.ops.cmsis_sources import sources
 from deeploy_cortex_m.ops.cmsis_call import (
     activation_range, cmsis_mapper, int8, output, per_tensor, quantised, require_tflite,
 )
 
-ADD_SOURCES = ("Source/BasicMathFunctions/arm_elementwise_add_s8.c",)
-MUL_SOURCES = ("Source/BasicMathFunctions/arm_elementwise_mul_s8.c",)
 
 
 class CmsisElementwiseParser(NodeParser):
@@ -65,10 +64,13 @@ class CmsisElementwiseParser(NodeParser):
                                    "range": [low, high]}}
 
 
-MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "com.microsoft.QLinearAdd": (cmsis_mapper(CmsisElementwiseParser(), 8, "QLinearAdd CMSIS-NN arm_elementwise_add_s8",
-                                              ADD_SOURCES),),
-    "com.microsoft.QLinearMul": (cmsis_mapper(CmsisElementwiseParser(), 8, "QLinearMul CMSIS-NN arm_elementwise_mul_s8",
-                                              MUL_SOURCES),),
-}
-"""Op type -> the CMSIS-NN element-wise mappers (tried before generic C's)."""
+def mappers(mve: bool) -> dict[str, tuple[NodeMapper, ...]]:
+    """Op type -> the CMSIS-NN element-wise mappers (tried before generic C's) on the core's path."""
+    return {
+        "com.microsoft.QLinearAdd": (cmsis_mapper(CmsisElementwiseParser(), 8,
+                                                  "QLinearAdd CMSIS-NN arm_elementwise_add_s8",
+                                                  sources("arm_elementwise_add_s8", mve)),),
+        "com.microsoft.QLinearMul": (cmsis_mapper(CmsisElementwiseParser(), 8,
+                                                  "QLinearMul CMSIS-NN arm_elementwise_mul_s8",
+                                                  sources("arm_elementwise_mul_s8", mve)),),
+    }

@@ -28,8 +28,9 @@ MAXPOOL_ENTRY = "arm_max_pool_s8"
 class CmsisPoolParser(NodeParser):
     """int8 average (TFLite's) or max pooling over NHWC (CMSIS-NN)."""
 
-    def __init__(self, entry: str) -> None:
+    def __init__(self, entry: str, mve: bool) -> None:
         self.entry = entry
+        self.mve = mve
         self.inputs = (5, 5) if entry == AVGPOOL_ENTRY else (1, 1)
 
     def parse(self, node: gs.Node, ctxt: NetworkContext) -> OperatorRepresentation:
@@ -42,7 +43,7 @@ class CmsisPoolParser(NodeParser):
         if win.oc != win.c:
             raise NodeMismatch("shape", "a pool keeps its channels")
         low, high = activation_range(node)
-        scratch = scratch_sizes.avgpool(win) if self.entry == AVGPOOL_ENTRY else 0
+        scratch = scratch_sizes.avgpool(win, self.mve) if self.entry == AVGPOOL_ENTRY else 0
         code = "\n".join([
             cl.context(scratch),
             f"const cmsis_nn_pool_params cm_params = {{.stride = {cl.tile(*win.stride)}, "
@@ -56,14 +57,14 @@ class CmsisPoolParser(NodeParser):
                 "requantization": {"arithmetic": "tflite", "range": [low, high]}}
 
 
-def _mapper(entry: str, arity: int) -> NodeMapper:
-    runtime = KernelRuntime(external=(cmsis_nn(sources=cmsis_sources.SOURCES[entry]),))
-    return NodeMapper(CmsisPoolParser(entry), (NodeBinding(cl.any_types(arity), cl.TEMPLATE),),
+def _mapper(entry: str, arity: int, mve: bool) -> NodeMapper:
+    runtime = KernelRuntime(external=(cmsis_nn(sources=cmsis_sources.sources(entry, mve)),))
+    return NodeMapper(CmsisPoolParser(entry, mve), (NodeBinding(cl.any_types(arity), cl.TEMPLATE),),
                       name=f"CMSIS-NN {entry}", runtime=runtime)
 
 
-def pool_mappers() -> dict[str, tuple[NodeMapper, ...]]:
-    """The channels-last pools' mappers."""
+def pool_mappers(mve: bool) -> dict[str, tuple[NodeMapper, ...]]:
+    """The channels-last pools' mappers on the core's path."""
     from deeploy_cortex_m.layout.layers import AVERAGE_POOL, MAX_POOL
 
-    return {AVERAGE_POOL: (_mapper(AVGPOOL_ENTRY, 5),), MAX_POOL: (_mapper(MAXPOOL_ENTRY, 1),)}
+    return {AVERAGE_POOL: (_mapper(AVGPOOL_ENTRY, 5, mve),), MAX_POOL: (_mapper(MAXPOOL_ENTRY, 1, mve),)}

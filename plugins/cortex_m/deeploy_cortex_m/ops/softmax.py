@@ -23,9 +23,9 @@ import onnx_graphsurgeon as gs
 from deeploy_core.plugin_api import NetworkContext, NodeMapper, NodeMismatch, NodeParser, OperatorRepresentation
 from deeploy_core.plugin_api import tflite_parameters as tfl
 
+from deeploy_cortex_m.ops.cmsis_sources import sources
 from deeploy_cortex_m.ops.cmsis_call import activation_range, cmsis_mapper, int8, output, per_tensor, quantised, require_tflite
 
-SOURCES = ("Source/SoftmaxFunctions/arm_softmax_s8.c", "Source/SoftmaxFunctions/arm_nn_softmax_common_s8.c")
 OUTPUT_SCALE = np.float32(1.0 / 256.0)
 """TFLite's int8 softmax writes probabilities in steps of 1/256 from -128."""
 MAX_DEPTH = 4096
@@ -68,8 +68,8 @@ class CmsisSoftmaxParser(NodeParser):
                                    "diff_min": p.diff_min, "zero_point": zy, "range": [-128, 127]}}
 
 
-MAPPERS: dict[str, tuple[NodeMapper, ...]] = {
-    "com.microsoft.QLinearSoftmax": (cmsis_mapper(CmsisSoftmaxParser(), 5, "QLinearSoftmax CMSIS-NN arm_softmax_s8",
-                                                  SOURCES),),
-}
-"""Op type -> the CMSIS-NN softmax mapper (tried before generic C's)."""
+def mappers(mve: bool) -> dict[str, tuple[NodeMapper, ...]]:
+    """Op type -> the CMSIS-NN softmax mapper (tried before generic C's) on the core's path."""
+    return {"com.microsoft.QLinearSoftmax": (cmsis_mapper(CmsisSoftmaxParser(), 5,
+                                                          "QLinearSoftmax CMSIS-NN arm_softmax_s8",
+                                                          sources("arm_softmax_s8", mve)),)}

@@ -1,12 +1,14 @@
-"""The four MLPerf Tiny int8 networks run bit-exactly on cortex-m4 under QEMU, on CMSIS-NN (issue 35).
+"""The four MLPerf Tiny int8 networks run bit-exactly on cortex-m4 and cortex-m55 under QEMU, on CMSIS-NN (issue
+35).
 
 ResNet-8, DS-CNN, MobileNetV1-0.25 at 96x96 and the FC autoencoder, written in
 Keras, quantised to full int8 by TFLiteConverter and converted by ``tf2onnx
 --tflite`` (the quantisation issue's exporters, cached), are compiled for
-``cortex-m4`` with ``--quantization fixed-point`` (TFLite's arithmetic, which
-CMSIS-NN computes).  One program holds five seeded inputs over the whole int8
-range; it is cross-built with the folder's Makefile and run on QEMU's
-``mps2-an386``, and every output must equal LiteRT's reference kernels on the
+``cortex-m4`` and ``cortex-m55`` with ``--quantization fixed-point`` (TFLite's
+arithmetic, which CMSIS-NN computes on both its DSP and its Helium path).  One
+program holds five seeded inputs over the whole int8 range; it is cross-built
+with the folder's Makefile and run on QEMU's ``mps2-an386`` / ``mps3-an547``,
+and every output must equal LiteRT's reference kernels on the
 ``.tflite`` bit for bit.  report.json must show the layers the network is made
 of running on CMSIS-NN's kernels (conv, depthwise, pooling, fully connected,
 add, softmax), with no Transpose layer left between them.
@@ -63,9 +65,10 @@ def _kernels(report: dict[str, object]) -> set[str]:
     return {str(layer["kernel"]) for layer in layers}
 
 
+@pytest.mark.parametrize("platform", ["cortex-m4", "cortex-m55"])
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_mlperf_tiny_int8_is_bit_exact_with_litert_on_cortex_m4(name: str, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mlperf_tiny_int8_is_bit_exact_with_litert_on_cortex_m(name: str, platform: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from deeploy_cortex_m import plugin as cortex_m_plugin
     from deeploy_generic_c import plugin as generic_c_plugin
 
@@ -77,7 +80,7 @@ def test_mlperf_tiny_int8_is_bit_exact_with_litert_on_cortex_m4(name: str, tmp_p
     host = PluginHost()
     host.add_plugin(generic_c_plugin, name="generic-c")
     host.add_plugin(cortex_m_plugin, name="cortex-m")
-    _, generated = compile_model(files.int8_onnx, CompileOptions(platform="cortex-m4", quantization="fixed-point"),
+    _, generated = compile_model(files.int8_onnx, CompileOptions(platform=platform, quantization="fixed-point"),
                                  host)
     kernels = _kernels(generated.report)
     missing = [wanted for wanted in sorted(KERNELS[name]) if not any(wanted in kernel for kernel in kernels)]

@@ -1,22 +1,25 @@
-"""Every Deeploy peer network passes its self-test on the emulated Cortex-M4, built by its folder's ``make test``.
+"""Every Deeploy peer network passes its self-test on the emulated Cortex-M4 and M55, built by its folder's
+``make test``.
 
 Issue 35 asks that an output folder for ``--platform cortex-m4`` cross-build
-its self-test and run it on QEMU with nothing but ``make test``.  So each
-peer network (all of them, as :func:`find_peer_tests` discovers them) is
-compiled with ``--inputs/--outputs`` (Deeploy's golden outputs become the
-self-test), and the folder's own Makefile does the rest: the board's cross
-compiler, start-up file and linker script, ``-O2`` (the Makefile's default),
-then QEMU's ``mps2-an386``.  The verdict is the self-test's default rule:
-integer outputs bit-exact (checked here once more on the printed errors),
-float outputs within 1e-4 of the expected values' scale with a cosine of at
-least 0.9999.  Where a folder uses CMSIS-NN, ``CMSIS_NN_PATH`` is the
-user's copy (``$CMSIS_NN_PATH`` or ``../shared/third-party/cmsis-nn``).
+its self-test and run it on QEMU with nothing but ``make test``.  So each peer
+network (all of them, as :func:`find_peer_tests` discovers them) is compiled
+with ``--inputs/--outputs`` (Deeploy's golden outputs become the self-test),
+and the folder's own Makefile does the rest: the board's cross compiler,
+start-up file and linker script, ``-O2`` (the Makefile's default), then QEMU's
+``mps2-an386``.  The verdict is the self-test's default rule: integer outputs
+bit-exact (checked here once more on the printed errors), float outputs within
+1e-4 of the expected values' scale with a cosine of at least 0.9999.  Where a
+folder uses CMSIS-NN, ``CMSIS_NN_PATH`` is the user's copy (``$CMSIS_NN_PATH``
+or ``../shared/third-party/cmsis-nn``).
 
-A few networks also run on ``cortex-m7`` (QEMU's ``mps2-an500``), and a
-probe program shows that this board is a Cortex-M7 and that the linker
-script's memory map (4 MiB code RAM at 0x0, 4 MiB data RAM at 0x20000000)
-is RAM there too.  Without ``arm-none-eabi-gcc``, newlib, ``qemu-system-arm``
-or ``../shared`` the tests skip and say which.
+Every peer also runs on ``cortex-m55`` (QEMU's ``mps3-an547``: CMSIS-NN's
+Helium path, and GCC's auto-vectorisation of generic C for Helium at ``-O2``),
+a few on ``cortex-m7`` (``mps2-an500``), and a probe program shows that each
+board is its core (CPUID), that the M55's has Helium with floating point
+(MVFR1), and that the RAM its linker script writes is RAM there.  Without
+``arm-none-eabi-gcc``, newlib, ``qemu-system-arm`` or ``../shared`` the tests
+skip and say which.
 
 Each network is one test (pytest-xdist spreads them over the cores); its
 folder is built once, by one ``make``, and nothing is shared between tests,
@@ -36,7 +39,7 @@ from deeploy_core.testing.cli_outcomes import CliLab
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, PASSED_LINE
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
 from deeploy_cortex_m.cmsis_nn import MARKER
-from deeploy_cortex_m.names import CMSIS_NN_VARIABLE, CORTEX_M4, CORTEX_M7
+from deeploy_cortex_m.names import CMSIS_NN_VARIABLE, CORTEX_M4, CORTEX_M7, CORTEX_M55
 
 ROOT = peer_tests_root(Path(__file__).parent)
 PEERS = {peer.name: peer for peer in find_peer_tests(ROOT)} if ROOT else {}
@@ -134,6 +137,17 @@ def test_peer_self_test_passes_on_the_emulated_cortex_m4(name: str, tmp_path: Pa
 
 @skip_without_peers
 @skip_without_board
+@pytest.mark.parametrize("name", sorted(PEERS))
+def test_peer_self_test_passes_on_the_emulated_cortex_m55(name: str, tmp_path: Path) -> None:
+    peer = PEERS[name]
+    folder = compile_for(CORTEX_M55, peer, tmp_path / "out")
+    makefile = (folder / "Makefile").read_text(encoding="utf-8")
+    assert "-M mps3-an547" in makefile and "-mcpu=cortex-m55" in makefile and "mps3_an547.ld" in makefile, makefile
+    assert_self_test_passed(peer, make_test(folder))
+
+
+@skip_without_peers
+@skip_without_board
 @pytest.mark.parametrize("name", M7_PEERS)
 def test_peer_self_test_passes_on_the_emulated_cortex_m7(name: str, tmp_path: Path) -> None:
     peer = PEERS[name]
@@ -148,8 +162,9 @@ MEMORY_PROBE = r"""
 #include <stdio.h>
 
 #define CPUID (*(volatile uint32_t *)0xE000ED00u)
+#define MVFR1 (*(volatile uint32_t *)0xE000EF44u) /* bits 11:8: Helium (0 none, 1 integer, 2 integer and float) */
 
-/* The ends of the two RAMs the linker script maps: 4 MiB of code RAM at 0x0, 4 MiB of data RAM at 0x20000000. */
+/* The last words of the RAMs the linker script writes, given with -D at the build. */
 static int holds(uintptr_t address, uint32_t pattern) {
     volatile uint32_t *word = (volatile uint32_t *)address;
     uint32_t saved = *word;
@@ -161,9 +176,10 @@ static int holds(uintptr_t address, uint32_t pattern) {
 
 int main(void) {
     unsigned part = (unsigned)(CPUID >> 4) & 0xFFFu;
-    int code_ram = holds(0x003FFFFCu, 0xA5A5F00Du);
-    int data_ram = holds(0x203FFFFCu, 0x5A5A0FF0u);
-    printf("part 0x%03x code ram %d data ram %d\n", part, code_ram, data_ram);
+    unsigned mve = (unsigned)(MVFR1 >> 8) & 0xFu;
+    int code_ram = holds(CODE_RAM_END, 0xA5A5F00Du);
+    int data_ram = holds(DATA_RAM_END, 0x5A5A0FF0u);
+    printf("part 0x%03x mve %u code ram %d data ram %d\n", part, mve, code_ram, data_ram);
     return code_ram && data_ram ? 0 : 1;
 }
 """
@@ -171,19 +187,25 @@ int main(void) {
 
 @skip_without_peers
 @skip_without_board
-@pytest.mark.parametrize(("platform", "part"), [(CORTEX_M4, 0xC24), (CORTEX_M7, 0xC27)])
-def test_the_board_is_the_core_and_has_the_linker_scripts_memory(platform: str, part: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("platform", "part", "mve", "code_ram", "data_ram"), [
+    (CORTEX_M4, 0xC24, 0, 0x003FFFFC, 0x203FFFFC), (CORTEX_M7, 0xC27, 0, 0x003FFFFC, 0x203FFFFC),
+    (CORTEX_M55, 0xD22, 2, 0x0007FFFC, 0x213FFFFC)])
+def test_the_board_is_the_core_and_has_the_linker_scripts_memory(platform: str, part: int, mve: int, code_ram: int,
+                                                                 data_ram: int, tmp_path: Path) -> None:
     """QEMU's mps2-an500 is a Cortex-M7 (CPUID part 0xC27) whose SSRAM1 (0x0) and SSRAM2/3 (0x20000000) are 4 MiB
     each, as on the mps2-an386 (part 0xC24): the one linker script fits both (QEMU 7.2's ``info mtree`` agrees;
-    the an500 lacks the an386's block RAM at 0x01000000 and PSRAM at 0x21000000, which the script does not use)."""
+    the an500 lacks the an386's block RAM at 0x01000000 and PSRAM at 0x21000000, which the script does not use).
+    The mps3-an547 is a Cortex-M55 (0xD22) with Helium and its floating point (MVFR1 = 2); its script's vector
+    table goes to the 512 KiB ITCM and its data to the 4 MiB ISRAM at 0x21000000."""
     folder = compile_for(platform, PEERS["Models/MLPerf/KeywordSpotting"], tmp_path / "out")
     (folder / "probe.c").write_text(MEMORY_PROBE, encoding="utf-8")
-    built = make_test(folder, "program", PROGRAM="probe.elf", PROGRAM_SRCS="probe.c")
+    built = make_test(folder, "program", PROGRAM="probe.elf", PROGRAM_SRCS="probe.c",
+                      CFLAGS=f"-O2 -DCODE_RAM_END=0x{code_ram:08X}u -DDATA_RAM_END=0x{data_ram:08X}u")
     assert built.returncode == 0, built.stdout + built.stderr
     emulator = re.search(r"^EMULATOR \?= (.*)$", (folder / "Makefile").read_text(encoding="utf-8"), re.M)
     assert emulator is not None
     run = subprocess.run([*emulator[1].split(), str(folder / "probe.elf")], capture_output=True, text=True,
                          timeout=60, stdin=subprocess.DEVNULL)
-    assert run.returncode == 0 and run.stdout.split() == ["part", f"0x{part:03x}", "code", "ram", "1", "data",
-                                                          "ram", "1"], run.stdout + run.stderr
+    assert run.returncode == 0 and run.stdout.split() == ["part", f"0x{part:03x}", "mve", str(mve), "code", "ram",
+                                                          "1", "data", "ram", "1"], run.stdout + run.stderr
 
