@@ -25,6 +25,14 @@ included) of what a ``--gc-sections`` firmware link keeps of ``libnetwork.a``;
 the arena from report.json.  A second table lists the kept sections by kind
 (text, rodata, data, bss) for each platform.
 
+A third table does the same count on the Cortex-M55 (QEMU's ``mps3-an547``):
+``cortex-m55`` (CMSIS-NN's Helium kernels) against generic C built for the
+M55 (``-mcpu=cortex-m55``, which lets GCC vectorise it for Helium).  Unicorn
+cannot run Helium, so these counts come from QEMU's own execution trace
+(:mod:`deeploy_core.emulation.qemu_trace_counting`, which agrees with Unicorn
+to the instruction on M4 programs); there is no M55 timing model, hence no
+cycles.  ``--no-m55`` leaves it out.
+
 Targets (issue 35), on the four MLPerf Tiny int8 networks: at most half of
 generic C's instructions, and at most 10 % of the total outside CMSIS-NN.
 The exit status is 1 when a target is missed (``--no-check``: always 0 unless
@@ -56,6 +64,8 @@ from deeploy_core.api import CompileOptions, compile_model  # noqa: E402
 from deeploy_core.plugins import PluginHost  # noqa: E402
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, SELF_TEST_MAINS, build_program  # noqa: E402
 from deeploy_core.emulation.instruction_counting import count_instructions, missing  # noqa: E402
+from deeploy_core.emulation.qemu_trace_counting import count_from_qemu_trace  # noqa: E402
+from deeploy_core.testing.emulated_targets import EmulatedTarget  # noqa: E402
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root  # noqa: E402
 from deeploy_core.testing.section_sizes import SectionSizes  # noqa: E402
 
@@ -63,6 +73,14 @@ ROOT = Path(__file__).resolve().parent.parent
 MARK_SOURCE = ROOT / "deeploy_core" / "testing" / "emulated" / "dc_profile_mark.c"
 MLPERF_TINY = ("resnet8", "dscnn", "mobilenet_v1_025", "fc_autoencoder")
 PEERS = ("Models/MLPerf/KeywordSpotting", "Models/miniMobileNet")
+CORTEX_M55_AN547 = EmulatedTarget(
+    name="cortex-m55", cross=CORTEX_M4_MPS2.cross, arch_flags=("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
+    link_flags=("--specs=rdimon.specs", "-nostartfiles", "-T",
+                str(ROOT / "plugins" / "cortex_m" / "deeploy_cortex_m" / "boards" / "mps3_an547.ld")),
+    startup_sources=CORTEX_M4_MPS2.startup_sources, emulator="qemu-system-arm",
+    emulator_args=("-M", "mps3-an547", "-nographic", "-semihosting-config", "enable=on,target=native"),
+    emulator_package="qemu-system-arm")
+"""The Cortex-M55 board the cortex-m55 platform's folders run on, as the core's build helper takes it."""
 RATIO_TARGET = 0.5
 OVERHEAD_TARGET = 0.10
 SEED = 0
@@ -159,6 +177,26 @@ def _measure(case: Case, platform: str, scratch: Path, optimisation: str = "-O2"
                     sizes, arena)
 
 
+def _measure_m55(case: Case, platform: str, scratch: Path, optimisation: str = "-O2") -> tuple[int, int]:
+    """Instructions of one inference on the Cortex-M55 and those outside CMSIS-NN, from QEMU's trace."""
+    folder = scratch / f"{case.name}-{platform}-m55"
+    _compile(case, platform, folder)
+    elf = build_program(folder, CORTEX_M55_AN547, optimisation=optimisation, extra_cflags=("-DDC_PROFILE",),
+                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir=f"build-m55{optimisation}")
+    layers = len(json.loads((folder / "report.json").read_text(encoding="utf-8"))["layers"])
+    profile = count_from_qemu_trace((CORTEX_M55_AN547.emulator, *CORTEX_M55_AN547.emulator_args, "-kernel"), elf,
+                                    layers)
+    if profile.exit_status != 0 or "self-test passed" not in profile.stdout:
+        raise RuntimeError(f"{case.name} on {platform} (M55): self-test failed (exit {profile.exit_status}): "
+                           + profile.stdout.strip()[-1500:])
+    inside = sum(function.instructions for function in profile.functions if function.name.startswith("arm_"))
+    return profile.inference_instructions, profile.inference_instructions - inside
+
+
+M55_HEADER = ["network", "generic-c instr (M55)", "cortex-m55 instr", "ratio", "outside CMSIS-NN"]
+"""The third table: both builds on the Cortex-M55, counted from QEMU's trace."""
+
+
 HEADER = ["network", "generic-c instr", "cortex-m4 instr", "ratio", "target", "est. cycles gc/cm4", "cycle ratio",
           "outside CMSIS-NN", "target", "flash gc/cm4", "RAM gc/cm4", "arena gc/cm4"]
 
@@ -199,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--optimisation", default="-O2", help="the level both platforms are built at (default -O2)")
     parser.add_argument("--no-check", action="store_true", help="exit 0 when a target is missed")
+    parser.add_argument("--no-m55", action="store_true", help="leave out the Cortex-M55 table")
     args = parser.parse_args(argv)
     reason = missing() or CORTEX_M4_MPS2.missing()
     if reason:
@@ -208,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [name for name in args.networks.split(",") if name]
     rows: list[list[str]] = []
     size_rows: list[list[str]] = []
+    m55_rows: list[list[str]] = []
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cortex_m_bench_") as scratch_name:
         scratch = Path(scratch_name)
@@ -222,9 +262,18 @@ def main(argv: list[str] | None = None) -> int:
             size_rows += _size_rows(case, {"generic-c": generic, "cortex-m4": cortex})
             missed += row_missed
             print(" ".join(row), file=sys.stderr, flush=True)
+            if not args.no_m55:
+                generic_m55, _ = _measure_m55(case, "generic-c", scratch, args.optimisation)
+                helium, outside = _measure_m55(case, "cortex-m55", scratch, args.optimisation)
+                m55_rows.append([case.name, f"{generic_m55:,}", f"{helium:,}", f"{helium / generic_m55:.3f}",
+                                 f"{outside / helium:.1%}"])
+                print(" ".join(m55_rows[-1]), file=sys.stderr, flush=True)
     print_table(HEADER, rows, args.markdown)
     print()
     print_table(SIZE_HEADER, size_rows, args.markdown)
+    if m55_rows:
+        print()
+        print_table(M55_HEADER, m55_rows, args.markdown)
     for line in missed:
         print(f"MISSED {line}", file=sys.stderr)
     return 1 if missed and not args.no_check else 0

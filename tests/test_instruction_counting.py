@@ -7,7 +7,9 @@ counts such an instruction as executed; Unicorn's per-instruction hook does not
 even see it, which is why the counter works per block).  A real network (a
 Deeploy peer) then runs its self-test under the counter and under QEMU: same
 text, same status, one count per layer, layers summing to the inference,
-identical counts on a second run.  Needs arm-none-eabi-gcc with newlib and
+identical counts on a second run.  The counter that reads QEMU's own execution
+trace (for cores Unicorn cannot run) must give the region's exact counts too,
+and the same per-layer counts as Unicorn on the network.  Needs arm-none-eabi-gcc with newlib and
 qemu-system-arm (as the emulated tests) and unicorn, capstone and pyelftools
 (the test extra); skips naming what is missing.
 """
@@ -26,6 +28,7 @@ from deeploy_core.emulation.cortex_m4_timing import REFILL_CYCLES
 from deeploy_core.testing.emulated_targets import (CORTEX_M4_MPS2, PACKAGE_FILES, PASSED_LINE, SELF_TEST_MAINS,
                                                     build_program, run_program)
 from deeploy_core.emulation.instruction_counting import CountingError, count_instructions, main, missing
+from deeploy_core.emulation.qemu_trace_counting import TraceCountingError, count_from_qemu_trace, tally_trace
 from deeploy_core.testing.models import conformance_model
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
 
@@ -195,3 +198,60 @@ def test_a_peer_network_counts_per_layer_and_prints_what_qemu_prints(tmp_path: P
     again = count_instructions(elf)
     assert (again.instructions, again.cycles, again.layers, again.functions) == \
         (profile.instructions, profile.cycles, profile.layers, profile.functions)
+
+
+QEMU_M4 = ("qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config", "enable=on,target=native",
+           "-kernel")
+"""The mps2-an386 run as the MPS2 boards' ``BoardSupport.emulator`` states it (the ELF appended)."""
+
+
+@needs_cortex_m4
+@pytest.mark.parametrize(("first", "second"), [(10, 1000), (3, 77)])
+def test_qemu_s_trace_counts_the_known_region_exactly(first: int, second: int, mlp_folder: Path,
+                                                      tmp_path: Path) -> None:
+    """The trace counter (cores Unicorn cannot run: the Cortex-M55) on the same region: 6 n + 6 per layer, the
+    failing IT instruction included, marks read from their order (0, 1, 2 for two layers); no cycles."""
+    profile = count_from_qemu_trace(QEMU_M4, region_program(mlp_folder, tmp_path, first, second), 2)
+    assert (profile.exit_status, profile.stdout) == (3, "counted\n")
+    assert [layer.instructions for layer in profile.layers] == [6 * first + 6, 6 * second + 6]
+    assert profile.inferences == 1 and profile.inference_instructions == 6 * (first + second) + 12
+    assert profile.cycles == 0 and all(layer.cycles == 0 for layer in profile.layers)
+    loop = {function.name: function.instructions for function in profile.functions}["dc_counted_loop"]
+    assert loop == 6 * (first + second) + 4
+
+
+@needs_counter
+@needs_cortex_m4
+@pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
+def test_qemu_s_trace_and_unicorn_count_a_network_the_same(tmp_path: Path) -> None:
+    """Two independent instruments, one program: every layer and the inference agree to the instruction."""
+    assert ROOT is not None
+    peer = {peer.name: peer for peer in find_peer_tests(ROOT)}[PEER]
+    folder = compile_folder(peer.model, peer.inputs, peer.outputs, tmp_path / "out")
+    elf = build_program(folder, CORTEX_M4_MPS2, extra_cflags=["-DDC_PROFILE"],
+                        main_sources=[*SELF_TEST_MAINS, PROFILE_MARK_SOURCE], build_dir="build-counted")
+    declared = re.search(r"#define DEEPLOY_NETWORK_NUM_LAYERS (\d+)", (folder / "Network.h").read_text("utf-8"))
+    assert declared is not None
+    traced = count_from_qemu_trace(QEMU_M4, elf, int(declared.group(1)))
+    unicorn = count_instructions(elf)
+    assert (traced.exit_status, traced.stdout) == (0, unicorn.stdout) and PASSED_LINE in traced.stdout.splitlines()
+    assert [layer.instructions for layer in traced.layers] == [layer.instructions for layer in unicorn.layers]
+    assert traced.inference_instructions == unicorn.inference_instructions > 0 and traced.inferences == 1
+
+
+def test_a_trace_is_read_by_translation_and_a_block_never_translated_is_refused() -> None:
+    """A block counts as its translation in the trace; one run under other flags with no translation logged
+    counts as its pc's latest.  The second entry into the mark is mark 1."""
+    trace = ["----------------", "IN: main", "0x00000100:  2000       movs r0, #0", "0x00000102:  f000 f801  bl #0x108",
+             "", "Trace 0: 0x7f00 [00000000/00000100/00000001/ff000200] main",
+             "----------------", "IN: DeeployNetwork_profile_mark", "0x00000108:  4770       bx lr", "",
+             "Trace 0: 0x7f40 [00000000/00000108/00000001/ff000200] DeeployNetwork_profile_mark",
+             "Trace 0: 0x7f00 [00000000/00000100/00000001/ff000200] main",
+             "Trace 0: 0x7f40 [00000000/00000108/00000001/ff000200] DeeployNetwork_profile_mark",
+             "Trace 0: 0x7f80 [00000000/00000100/00000003/ff000200] main"]
+    blocks, events = tally_trace(trace, "DeeployNetwork_profile_mark", 1)
+    assert sorted((block.function, block.instructions, block.hits) for block in blocks) == [
+        ("DeeployNetwork_profile_mark", 1, 2), ("main", 2, 3)]
+    assert events == [(0, 2, 0), (1, 4, 0)]
+    with pytest.raises(TraceCountingError, match="0x200"):
+        tally_trace(["Trace 0: 0x7f00 [00000000/00000200/00000001/ff000200] main"], "mark", 1)

@@ -14,7 +14,7 @@ from typing import Any
 
 from deeploy_core.cli.table_output import TextTable, clipped_label
 from deeploy_core.report.layer_profile import node_label
-from deeploy_core.validate.target_result import CYCLE_MODEL, TargetRun
+from deeploy_core.validate.target_result import TargetRun
 
 TARGET_COLUMNS = ("layer", "op", "kernel", "instructions", "est. cycles", "%")
 """``%``: the layer's share of the inference's instructions."""
@@ -31,7 +31,8 @@ def target_table(run: TargetRun, report: Mapping[str, Any], network: str) -> Tex
     for layer in run.counts.layers:
         known = layers[layer.index] if layer.index < len(layers) else None
         table.add_row(clipped_label(node_label(known)) if known else f"#{layer.index}", known["op"] if known else "-",
-                      known["kernel"] if known else "-", f"{layer.instructions:,}", f"{layer.cycles:,}",
+                      known["kernel"] if known else "-", f"{layer.instructions:,}",
+                      f"{layer.cycles:,}" if run.counts.cycle_model else "-",
                       f"{100 * layer.instructions / total:.1f}")
     return table
 
@@ -43,9 +44,11 @@ def target_lines(run: TargetRun) -> list[str]:
         return [f"ran on {run.board} ({run.emulator}); {run.note or 'not counted'}"]
     inside = counts.cmsis_nn_instructions
     share = 100 * inside / max(counts.instructions, 1)
+    cycles = (f"~{counts.cycles:,} cycles ({counts.cycle_model}; " if counts.cycle_model
+              else f"no cycle estimate (counted from {run.emulator}'s trace; ")
     return [
-        f"per inference on {run.board}: {counts.instructions:,} instructions, ~{counts.cycles:,} cycles "
-        f"({CYCLE_MODEL}; {counts.inferences} RunNetwork call(s) counted)",
+        f"per inference on {run.board}: {counts.instructions:,} instructions, {cycles}"
+        f"{counts.inferences} RunNetwork call(s) counted)",
         f"inside CMSIS-NN (arm_*): {inside:,} instructions ({share:.1f}%), "
         f"outside: {counts.instructions - inside:,}",
     ]

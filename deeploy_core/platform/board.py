@@ -34,7 +34,8 @@ class BoardSupport:
     emulator: tuple[str, ...] = ()
     """The command that runs an ELF on the board, the ELF's path appended (``qemu-system-arm -M ... -kernel``);
     its exit status is the program's."""
-    not_counted: str = ""
-    """Why deeploy_core's instruction counter (:mod:`deeploy_core.emulation`: Unicorn's Cortex-M4 model and the
-    MPS2 memory map) cannot run this board's programs; empty when it can.  ``validate`` then reports the run
-    without counts and says why."""
+    counter: str = "unicorn"
+    """How ``validate`` counts the instructions of this board's programs (:mod:`deeploy_core.emulation`):
+    ``"unicorn"`` runs the ELF again under Unicorn's Cortex-M4 with the MPS2 memory map (exact instructions and
+    cycles estimated from the Cortex-M4 timing table); ``"qemu-trace"`` reads the emulator's own execution trace
+    (exact instructions on any core QEMU emulates, no cycle estimate); ``""`` does not count."""

@@ -121,10 +121,12 @@ def run_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork
 
 def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork, printed: str) -> TargetRun:
     """The board run's record, with the counter's figures when it can run here and agrees with the emulator."""
+    emulator = Path(board.emulator[0]).name if board.emulator else ""
+    if board.counter == "qemu-trace":
+        return _count_from_trace(board, program, generated, printed, emulator)
     from deeploy_core.emulation.instruction_counting import CountingError, count_instructions, missing
 
-    emulator = Path(board.emulator[0]).name if board.emulator else ""
-    reason = board.not_counted or missing()
+    reason = "the platform's board names no instruction counter" if not board.counter else missing()
     if reason:
         return TargetRun(board.name, emulator, note=f"not counted: {reason}")
     try:
@@ -136,6 +138,23 @@ def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwo
                                                     f"{profile.exit_status} or printed other outputs than "
                                                     f"{emulator}")
     return TargetRun(board.name, emulator, TargetCounts.of(profile))
+
+
+def _count_from_trace(board: BoardSupport, program: Path, generated: GeneratedNetwork, printed: str,
+                      emulator: str) -> TargetRun:
+    """Counts read from the emulator's execution trace (:mod:`deeploy_core.emulation.qemu_trace_counting`)."""
+    from deeploy_core.emulation.qemu_trace_counting import TraceCountingError, count_from_qemu_trace
+
+    try:
+        profile = count_from_qemu_trace(board.emulator, program, len(generated.report["layers"]),
+                                        mark_symbol=generated.api.profile_mark, timeout=RUN_TIMEOUT)
+    except (TraceCountingError, subprocess.TimeoutExpired) as error:
+        return TargetRun(board.name, emulator, note=f"not counted: the traced run stopped: {str(error).splitlines()[0]}")
+    if profile.exit_status != 0 or profile.stdout != printed:
+        return TargetRun(board.name, emulator, note=f"not counted: the traced run ended with status "
+                                                    f"{profile.exit_status} or printed other outputs than the "
+                                                    f"untraced one")
+    return TargetRun(board.name, emulator, TargetCounts.of(profile, cycle_model=None))
 
 
 def validate_on_board(generated: GeneratedNetwork, directory: Path, inputs: dict[str, np.ndarray],

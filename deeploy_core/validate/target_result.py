@@ -4,7 +4,8 @@ The figures are per inference: the program runs ``RunNetwork`` ``repeats``
 times on the same data, the counter sums all of them, and each run executes
 the same instructions, so the sums are divided by the number of runs.
 Cycles are the counter's estimate from the Cortex-M4 timing table, never a
-measurement; report.json says so in ``cycle_model``.
+measurement; report.json says so in ``cycle_model``.  Counts read from QEMU's
+trace (cores without a timing model here, the Cortex-M55) carry no cycles.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class TargetCounts:
 
     instructions: int
     cycles: int
+    """0 when :attr:`cycle_model` is None."""
     layers: tuple[LayerCount, ...]
     inferences: int
     """How many ``RunNetwork`` calls the counted run made (the figures are divided by it)."""
@@ -35,14 +37,19 @@ class TargetCounts:
     """Per C function over the whole counted run (start-up and printing included), most instructions first."""
     seconds: float
     """Wall time of the counted emulation."""
+    cycle_model: str | None = CYCLE_MODEL
+    """How the cycles were estimated; None when they were not (the counts came from QEMU's trace)."""
+    counter: str = "unicorn"
+    """Which counter ran: ``unicorn`` or ``qemu-trace`` (:class:`~deeploy_core.platform.board.BoardSupport`)."""
 
     @classmethod
-    def of(cls, profile: InstructionProfile) -> TargetCounts:
+    def of(cls, profile: InstructionProfile, cycle_model: str | None = CYCLE_MODEL) -> TargetCounts:
         runs = max(profile.inferences, 1)
         layers = tuple(LayerCount(layer.index, layer.instructions // runs, layer.cycles // runs)
                        for layer in profile.layers)
         return cls(profile.inference_instructions // runs, profile.inference_cycles // runs, layers,
-                   profile.inferences, profile.functions, profile.seconds)
+                   profile.inferences, profile.functions, profile.seconds, cycle_model,
+                   "unicorn" if cycle_model is not None else "qemu-trace")
 
     @property
     def cmsis_nn_instructions(self) -> int:
@@ -69,12 +76,15 @@ class TargetRun:
         if counts is None:
             return section
         layers = list(report.get("layers", ()))
+        estimated = counts.cycle_model is not None
         section.update({
-            "instructions": counts.instructions, "estimated_cycles": counts.cycles, "inferences": counts.inferences,
-            "cmsis_nn_instructions": counts.cmsis_nn_instructions, "cycle_model": CYCLE_MODEL,
+            "instructions": counts.instructions, "inferences": counts.inferences,
+            "cmsis_nn_instructions": counts.cmsis_nn_instructions, "counter": counts.counter,
             "layers": [{"index": layer.index,
                         "layer": node_label(layers[layer.index]) if layer.index < len(layers) else f"#{layer.index}",
-                        "instructions": layer.instructions, "estimated_cycles": layer.cycles}
+                        "instructions": layer.instructions, **({"estimated_cycles": layer.cycles} if estimated else {})}
                        for layer in counts.layers],
         })
+        if estimated:
+            section.update({"estimated_cycles": counts.cycles, "cycle_model": counts.cycle_model})
         return section

@@ -19,9 +19,9 @@ MPS3_AN547_SCRIPT = Path(__file__).resolve().parent / "boards" / "mps3_an547.ld"
 """The SSE-300 map of mps3-an547: vectors in ITCM, code and constants in QSPI flash, data in ISRAM."""
 LINKER_SCRIPTS = {"mps2-an386": MPS2_SCRIPT, "mps2-an500": MPS2_SCRIPT, "mps3-an547": MPS3_AN547_SCRIPT}
 """Board -> its linker script."""
-UNCOUNTED = {"mps3-an547": "the instruction counter (Unicorn) emulates no Cortex-M55: it has no Helium (MVE) "
-                           "instructions"}
-"""Board -> why the core's instruction counter cannot run its programs."""
+COUNTERS = {"mps2-an386": "unicorn", "mps2-an500": "unicorn", "mps3-an547": "qemu-trace"}
+"""Board -> how validate counts its programs: Unicorn's Cortex-M4 with cycle estimates for the MPS2 boards (the
+M7's figures use the M4's timing table), QEMU's own trace for the M55, which Unicorn cannot run (no Helium)."""
 
 
 def arm_board(core: CoreSpec) -> BoardSupport:
@@ -35,5 +35,5 @@ def arm_board(core: CoreSpec) -> BoardSupport:
         link_flags=("--specs=rdimon.specs", "-nostartfiles"),
         emulator=("qemu-system-arm", "-M", core.board, "-nographic", "-semihosting-config", "enable=on,target=native",
                   "-kernel"),
-        not_counted=UNCOUNTED.get(core.board, ""),
+        counter=COUNTERS[core.board],
     )
