@@ -25,13 +25,15 @@ included) of what a ``--gc-sections`` firmware link keeps of ``libnetwork.a``;
 the arena from report.json.  A second table lists the kept sections by kind
 (text, rodata, data, bss) for each platform.
 
-A third table does the same count on the Cortex-M55 (QEMU's ``mps3-an547``):
-``cortex-m55`` (CMSIS-NN's Helium kernels) against generic C built for the
-M55 (``-mcpu=cortex-m55``, which lets GCC vectorise it for Helium).  Unicorn
-cannot run Helium, so these counts come from QEMU's own execution trace
-(:mod:`deeploy_core.emulation.qemu_trace_counting`, which agrees with Unicorn
-to the instruction on M4 programs); there is no M55 timing model, hence no
-cycles.  ``--no-m55`` leaves it out.
+A third table does the same count on the Cortex-M33 (QEMU's ``mps2-an505``,
+CMSIS-NN's DSP kernels as on the M4, Armv8-M code) and the Cortex-M55
+(``mps3-an547``, CMSIS-NN's Helium kernels): each Cortex-M platform against
+generic C built for the same core (for the M55, ``-mcpu=cortex-m55`` lets GCC
+vectorise generic C for Helium too).  Unicorn cannot run Helium and knows
+only the MPS2 map of the M4, so these counts come from QEMU's own execution
+trace (:mod:`deeploy_core.emulation.qemu_trace_counting`, which agrees with
+Unicorn to the instruction on M4 programs); there is no timing model for
+these cores, hence no cycles.  ``--no-other-cores`` leaves the table out.
 
 Targets (issue 35), on the four MLPerf Tiny int8 networks: at most half of
 generic C's instructions, and at most 10 % of the total outside CMSIS-NN.
@@ -73,14 +75,25 @@ ROOT = Path(__file__).resolve().parent.parent
 MARK_SOURCE = ROOT / "deeploy_core" / "testing" / "emulated" / "dc_profile_mark.c"
 MLPERF_TINY = ("resnet8", "dscnn", "mobilenet_v1_025", "fc_autoencoder")
 PEERS = ("Models/MLPerf/KeywordSpotting", "Models/miniMobileNet")
-CORTEX_M55_AN547 = EmulatedTarget(
-    name="cortex-m55", cross=CORTEX_M4_MPS2.cross, arch_flags=("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"),
-    link_flags=("--specs=rdimon.specs", "-nostartfiles", "-T",
-                str(ROOT / "plugins" / "cortex_m" / "deeploy_cortex_m" / "boards" / "mps3_an547.ld")),
-    startup_sources=CORTEX_M4_MPS2.startup_sources, emulator="qemu-system-arm",
-    emulator_args=("-M", "mps3-an547", "-nographic", "-semihosting-config", "enable=on,target=native"),
-    emulator_package="qemu-system-arm")
-"""The Cortex-M55 board the cortex-m55 platform's folders run on, as the core's build helper takes it."""
+BOARD_SCRIPTS = ROOT / "plugins" / "cortex_m" / "deeploy_cortex_m" / "boards"
+
+
+def _traced_target(core: str, arch: tuple[str, ...], machine: str, script: str) -> EmulatedTarget:
+    """A board the Cortex-M plugin's folders run on, as the core's build helper takes it."""
+    return EmulatedTarget(
+        name=core, cross=CORTEX_M4_MPS2.cross, arch_flags=arch,
+        link_flags=("--specs=rdimon.specs", "-nostartfiles", "-T", str(BOARD_SCRIPTS / script)),
+        startup_sources=CORTEX_M4_MPS2.startup_sources, emulator="qemu-system-arm",
+        emulator_args=("-M", machine, "-nographic", "-semihosting-config", "enable=on,target=native"),
+        emulator_package="qemu-system-arm")
+
+
+OTHER_CORES = (
+    _traced_target("cortex-m33", ("-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"),
+                   "mps2-an505", "mps2_an505.ld"),
+    _traced_target("cortex-m55", ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"), "mps3-an547", "mps3_an547.ld"),
+)
+"""The cores counted from QEMU's trace: the platform of the same name against generic C on each."""
 RATIO_TARGET = 0.5
 OVERHEAD_TARGET = 0.10
 SEED = 0
@@ -177,24 +190,24 @@ def _measure(case: Case, platform: str, scratch: Path, optimisation: str = "-O2"
                     sizes, arena)
 
 
-def _measure_m55(case: Case, platform: str, scratch: Path, optimisation: str = "-O2") -> tuple[int, int]:
-    """Instructions of one inference on the Cortex-M55 and those outside CMSIS-NN, from QEMU's trace."""
-    folder = scratch / f"{case.name}-{platform}-m55"
+def _measure_traced(case: Case, platform: str, target: EmulatedTarget, scratch: Path,
+                    optimisation: str = "-O2") -> tuple[int, int]:
+    """Instructions of one inference on ``target``'s core and those outside CMSIS-NN, from QEMU's trace."""
+    folder = scratch / f"{case.name}-{platform}-{target.name}"
     _compile(case, platform, folder)
-    elf = build_program(folder, CORTEX_M55_AN547, optimisation=optimisation, extra_cflags=("-DDC_PROFILE",),
-                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir=f"build-m55{optimisation}")
+    elf = build_program(folder, target, optimisation=optimisation, extra_cflags=("-DDC_PROFILE",),
+                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir=f"build-{target.name}{optimisation}")
     layers = len(json.loads((folder / "report.json").read_text(encoding="utf-8"))["layers"])
-    profile = count_from_qemu_trace((CORTEX_M55_AN547.emulator, *CORTEX_M55_AN547.emulator_args, "-kernel"), elf,
-                                    layers)
+    profile = count_from_qemu_trace((target.emulator, *target.emulator_args, "-kernel"), elf, layers)
     if profile.exit_status != 0 or "self-test passed" not in profile.stdout:
-        raise RuntimeError(f"{case.name} on {platform} (M55): self-test failed (exit {profile.exit_status}): "
-                           + profile.stdout.strip()[-1500:])
+        raise RuntimeError(f"{case.name} on {platform} ({target.name}): self-test failed "
+                           f"(exit {profile.exit_status}): " + profile.stdout.strip()[-1500:])
     inside = sum(function.instructions for function in profile.functions if function.name.startswith("arm_"))
     return profile.inference_instructions, profile.inference_instructions - inside
 
 
-M55_HEADER = ["network", "generic-c instr (M55)", "cortex-m55 instr", "ratio", "outside CMSIS-NN"]
-"""The third table: both builds on the Cortex-M55, counted from QEMU's trace."""
+CORE_HEADER = ["network", "core", "generic-c instr", "cortex-m instr", "ratio", "outside CMSIS-NN"]
+"""The third table: generic C and the core's platform on the same core, counted from QEMU's trace."""
 
 
 HEADER = ["network", "generic-c instr", "cortex-m4 instr", "ratio", "target", "est. cycles gc/cm4", "cycle ratio",
@@ -237,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--optimisation", default="-O2", help="the level both platforms are built at (default -O2)")
     parser.add_argument("--no-check", action="store_true", help="exit 0 when a target is missed")
-    parser.add_argument("--no-m55", action="store_true", help="leave out the Cortex-M55 table")
+    parser.add_argument("--no-other-cores", action="store_true", help="leave out the Cortex-M33/M55 table")
     args = parser.parse_args(argv)
     reason = missing() or CORTEX_M4_MPS2.missing()
     if reason:
@@ -247,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [name for name in args.networks.split(",") if name]
     rows: list[list[str]] = []
     size_rows: list[list[str]] = []
-    m55_rows: list[list[str]] = []
+    core_rows: list[list[str]] = []
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cortex_m_bench_") as scratch_name:
         scratch = Path(scratch_name)
@@ -262,18 +275,18 @@ def main(argv: list[str] | None = None) -> int:
             size_rows += _size_rows(case, {"generic-c": generic, "cortex-m4": cortex})
             missed += row_missed
             print(" ".join(row), file=sys.stderr, flush=True)
-            if not args.no_m55:
-                generic_m55, _ = _measure_m55(case, "generic-c", scratch, args.optimisation)
-                helium, outside = _measure_m55(case, "cortex-m55", scratch, args.optimisation)
-                m55_rows.append([case.name, f"{generic_m55:,}", f"{helium:,}", f"{helium / generic_m55:.3f}",
-                                 f"{outside / helium:.1%}"])
-                print(" ".join(m55_rows[-1]), file=sys.stderr, flush=True)
+            for target in () if args.no_other_cores else OTHER_CORES:
+                portable, _ = _measure_traced(case, "generic-c", target, scratch, args.optimisation)
+                kernels, outside = _measure_traced(case, target.name, target, scratch, args.optimisation)
+                core_rows.append([case.name, target.name, f"{portable:,}", f"{kernels:,}",
+                                  f"{kernels / portable:.3f}", f"{outside / kernels:.1%}"])
+                print(" ".join(core_rows[-1]), file=sys.stderr, flush=True)
     print_table(HEADER, rows, args.markdown)
     print()
     print_table(SIZE_HEADER, size_rows, args.markdown)
-    if m55_rows:
+    if core_rows:
         print()
-        print_table(M55_HEADER, m55_rows, args.markdown)
+        print_table(CORE_HEADER, core_rows, args.markdown)
     for line in missed:
         print(f"MISSED {line}", file=sys.stderr)
     return 1 if missed and not args.no_check else 0

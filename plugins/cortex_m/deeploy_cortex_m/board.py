@@ -11,17 +11,21 @@ from deeploy_cortex_m.cores import CoreSpec
 
 STARTUP_SOURCE = MPS2_STARTUP
 """Vector table, FPU on, data and bss set up, semihosting exit: the core's start-up code for MPS2 boards.  It runs
-unchanged on the M7 and the M55, whose system control registers (CPACR, fault status) are the M4's; on the M55,
+unchanged on the M7, the M33 and the M55, whose system control registers (CPACR, fault status) are the M4's; on the M55,
 CPACR's CP10/CP11 also enable Helium."""
 MPS2_SCRIPT = MPS2_LINKER_SCRIPT
 """4 MiB of code RAM at 0x0 and 4 MiB of data RAM at 0x20000000: the map of mps2-an386 and mps2-an500."""
 MPS3_AN547_SCRIPT = Path(__file__).resolve().parent / "boards" / "mps3_an547.ld"
 """The SSE-300 map of mps3-an547: vectors in ITCM, code and constants in QSPI flash, data in ISRAM."""
-LINKER_SCRIPTS = {"mps2-an386": MPS2_SCRIPT, "mps2-an500": MPS2_SCRIPT, "mps3-an547": MPS3_AN547_SCRIPT}
+MPS2_AN505_SCRIPT = Path(__file__).resolve().parent / "boards" / "mps2_an505.ld"
+"""The IoT Kit map of mps2-an505 through its Secure aliases: code at 0x10000000, data at 0x38000000."""
+LINKER_SCRIPTS = {"mps2-an386": MPS2_SCRIPT, "mps2-an500": MPS2_SCRIPT, "mps2-an505": MPS2_AN505_SCRIPT,
+                  "mps3-an547": MPS3_AN547_SCRIPT}
 """Board -> its linker script."""
-COUNTERS = {"mps2-an386": "unicorn", "mps2-an500": "unicorn", "mps3-an547": "qemu-trace"}
-"""Board -> how validate counts its programs: Unicorn's Cortex-M4 with cycle estimates for the MPS2 boards (the
-M7's figures use the M4's timing table), QEMU's own trace for the M55, which Unicorn cannot run (no Helium)."""
+COUNTERS = {"mps2-an386": "unicorn", "mps2-an500": "unicorn", "mps2-an505": "qemu-trace", "mps3-an547": "qemu-trace"}
+"""Board -> how validate counts its programs: Unicorn's Cortex-M4 with cycle estimates for the two boards with the
+M4's memory map (the M7's figures use the M4's timing table), QEMU's own trace for the M33 (another map) and the
+M55 (Helium, which Unicorn cannot run)."""
 
 
 def arm_board(core: CoreSpec) -> BoardSupport:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 CORTEX_M4 = "cortex-m4"
 CORTEX_M7 = "cortex-m7"
+CORTEX_M33 = "cortex-m33"
 CORTEX_M55 = "cortex-m55"
 FALLBACK_PLATFORM = "generic-c"
 """The installed platform whose kernels run every layer CMSIS-NN has no kernel for."""

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Callable
 
 from deeploy_core.plugin_api import OptionSpec, PlatformExtension, hookimpl
 
-from deeploy_cortex_m.names import CMSIS_NN_VARIABLE, CORTEX_M4, CORTEX_M7, CORTEX_M55
+from deeploy_cortex_m.names import CMSIS_NN_VARIABLE, CORTEX_M4, CORTEX_M7, CORTEX_M33, CORTEX_M55
 
 if TYPE_CHECKING:  # the deployer imports numpy and ONNX: only when the platform is used
     from deeploy_core.plugin_api import CompileSettings, NetworkDeployer, Platform
@@ -25,6 +25,8 @@ DESCRIPTIONS = {
                "self-test on QEMU's mps2-an386",
     CORTEX_M7: "Arm Cortex-M7: int8 layers through CMSIS-NN (your copy), generic C for the rest; "
                "self-test on QEMU's mps2-an500",
+    CORTEX_M33: "Arm Cortex-M33 (RP2350, nRF5340, STM32U5): int8 layers through CMSIS-NN (your copy), generic C "
+                "for the rest; self-test on QEMU's mps2-an505",
     CORTEX_M55: "Arm Cortex-M55 (Helium): int8 layers through CMSIS-NN's MVE kernels (your copy), generic C for "
                 "the rest; self-test on QEMU's mps3-an547",
 }
@@ -67,6 +69,6 @@ def _data(core: str) -> Callable[[], Platform]:
 
 @hookimpl
 def register_platforms(register: Callable[[PlatformExtension], None]) -> None:
-    for core in (CORTEX_M4, CORTEX_M7, CORTEX_M55):
+    for core in (CORTEX_M4, CORTEX_M7, CORTEX_M33, CORTEX_M55):
         register(PlatformExtension(name=core, factory=_factory(core), platform_data=_data(core), version=VERSION,
                                    options=(CMSIS_NN_PATH_OPTION,), description=DESCRIPTIONS[core]))

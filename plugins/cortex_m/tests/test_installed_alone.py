@@ -46,7 +46,7 @@ def test_the_plugin_is_listed_with_both_platforms(lone_venv: Path) -> None:
     assert set(names) == {"cortex-m", "generic-c"}, result.stdout
     fields = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in names["cortex-m"].splitlines()}
     assert fields["distribution"] == "deeploy-cortex-m" and fields["status"] == "ok", result.stdout
-    assert fields["provides"] == "platform: cortex-m4, cortex-m55, cortex-m7", result.stdout
+    assert fields["provides"] == "platform: cortex-m33, cortex-m4, cortex-m55, cortex-m7", result.stdout
 
 
 @pytest.mark.parametrize(("platform", "board", "script"), [("cortex-m4", "mps2-an386", "mps2_an386.ld"),

@@ -1,13 +1,14 @@
-"""The four MLPerf Tiny int8 networks run bit-exactly on cortex-m4 and cortex-m55 under QEMU, on CMSIS-NN (issue
-35).
+"""The four MLPerf Tiny int8 networks run bit-exactly on cortex-m4, cortex-m33 and cortex-m55 under QEMU, on
+CMSIS-NN (issue 35).
 
 ResNet-8, DS-CNN, MobileNetV1-0.25 at 96x96 and the FC autoencoder, written in
 Keras, quantised to full int8 by TFLiteConverter and converted by ``tf2onnx
 --tflite`` (the quantisation issue's exporters, cached), are compiled for
-``cortex-m4`` and ``cortex-m55`` with ``--quantization fixed-point`` (TFLite's
-arithmetic, which CMSIS-NN computes on both its DSP and its Helium path).  One
-program holds five seeded inputs over the whole int8 range; it is cross-built
-with the folder's Makefile and run on QEMU's ``mps2-an386`` / ``mps3-an547``,
+``cortex-m4``, ``cortex-m33`` and ``cortex-m55`` with ``--quantization
+fixed-point`` (TFLite's arithmetic, which CMSIS-NN computes on both its DSP and
+its Helium path).  One program holds five seeded inputs over the whole int8
+range; it is cross-built with the folder's Makefile and run on QEMU's
+``mps2-an386`` / ``mps2-an505`` / ``mps3-an547``,
 and every output must equal LiteRT's reference kernels on the
 ``.tflite`` bit for bit.  report.json must show the layers the network is made
 of running on CMSIS-NN's kernels (conv, depthwise, pooling, fully connected,
@@ -65,7 +66,7 @@ def _kernels(report: dict[str, object]) -> set[str]:
     return {str(layer["kernel"]) for layer in layers}
 
 
-@pytest.mark.parametrize("platform", ["cortex-m4", "cortex-m55"])
+@pytest.mark.parametrize("platform", ["cortex-m4", "cortex-m33", "cortex-m55"])
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_mlperf_tiny_int8_is_bit_exact_with_litert_on_cortex_m(name: str, platform: str, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,8 @@ or ``../shared/third-party/cmsis-nn``).
 
 Every peer also runs on ``cortex-m55`` (QEMU's ``mps3-an547``: CMSIS-NN's
 Helium path, and GCC's auto-vectorisation of generic C for Helium at ``-O2``),
-a few on ``cortex-m7`` (``mps2-an500``), and a probe program shows that each
+a few on ``cortex-m7`` (``mps2-an500``) and ``cortex-m33`` (``mps2-an505``, the Armv8-M core of
+RP2350 and nRF5340), and a probe program shows that each
 board is its core (CPUID), that the M55's has Helium with floating point
 (MVFR1), and that the RAM its linker script writes is RAM there.  Without
 ``arm-none-eabi-gcc``, newlib, ``qemu-system-arm`` or ``../shared`` the tests
@@ -39,7 +40,7 @@ from deeploy_core.testing.cli_outcomes import CliLab
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, PASSED_LINE
 from deeploy_core.testing.peer_tests import PeerTest, find_peer_tests, peer_tests_root
 from deeploy_cortex_m.cmsis_nn import MARKER
-from deeploy_cortex_m.names import CMSIS_NN_VARIABLE, CORTEX_M4, CORTEX_M7, CORTEX_M55
+from deeploy_cortex_m.names import CMSIS_NN_VARIABLE, CORTEX_M4, CORTEX_M7, CORTEX_M33, CORTEX_M55
 
 ROOT = peer_tests_root(Path(__file__).parent)
 PEERS = {peer.name: peer for peer in find_peer_tests(ROOT)} if ROOT else {}
@@ -50,9 +51,10 @@ The check links an empty program with the same compiler, specs and emulator the 
 SELF_TEST_TIMEOUT = 120.0
 """Seconds for one folder's ``make test`` (build and QEMU run); the slowest peer takes a few seconds."""
 
-M7_PEERS = ("Models/MLPerf/KeywordSpotting", "Models/miniMobileNet", "Kernels/Integer/Softmax/Regular",
+FEW_PEERS = ("Models/MLPerf/KeywordSpotting", "Models/miniMobileNet", "Kernels/Integer/Softmax/Regular",
             "Kernels/FP32/Conv/Regular_2D_Bias", "Kernels/FP32/LayerNorm")
-"""On the Cortex-M7 too: two quantised models, an integer kernel, float kernels calling newlib's math."""
+"""On the Cortex-M7 and M33 too: two quantised models, an integer kernel, float kernels calling newlib's math."""
+FEW_PEER_BOARDS = {CORTEX_M7: "mps2-an500", CORTEX_M33: "mps2-an505"}
 
 INTEGER_LINE = re.compile(r"^output '.*': .*max abs error (\S+), .*mismatches (\d+)/")
 """The self-test's line per output (``selftest/dc_selftest_main.c``): the largest error and the mismatches."""
@@ -122,7 +124,7 @@ def test_every_peer_is_a_case() -> None:
     """Discovered, not listed: a peer network added to ../shared becomes a case without editing this file."""
     if ROOT is None:
         pytest.skip(MISSING_PEERS)
-    assert len(PEERS) >= 80 and set(M7_PEERS) <= set(PEERS), sorted(set(M7_PEERS) - set(PEERS))
+    assert len(PEERS) >= 80 and set(FEW_PEERS) <= set(PEERS), sorted(set(FEW_PEERS) - set(PEERS))
 
 
 @skip_without_peers
@@ -148,12 +150,13 @@ def test_peer_self_test_passes_on_the_emulated_cortex_m55(name: str, tmp_path: P
 
 @skip_without_peers
 @skip_without_board
-@pytest.mark.parametrize("name", M7_PEERS)
-def test_peer_self_test_passes_on_the_emulated_cortex_m7(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("platform", sorted(FEW_PEER_BOARDS))
+@pytest.mark.parametrize("name", FEW_PEERS)
+def test_peer_self_test_passes_on_the_emulated_cortex_m7_and_m33(name: str, platform: str, tmp_path: Path) -> None:
     peer = PEERS[name]
-    folder = compile_for(CORTEX_M7, peer, tmp_path / "out")
+    folder = compile_for(platform, peer, tmp_path / "out")
     makefile = (folder / "Makefile").read_text(encoding="utf-8")
-    assert "-M mps2-an500" in makefile and "-mcpu=cortex-m7" in makefile, makefile
+    assert f"-M {FEW_PEER_BOARDS[platform]}" in makefile and f"-mcpu={platform}" in makefile, makefile
     assert_self_test_passed(peer, make_test(folder))
 
 
@@ -189,14 +192,15 @@ int main(void) {
 @skip_without_board
 @pytest.mark.parametrize(("platform", "part", "mve", "code_ram", "data_ram"), [
     (CORTEX_M4, 0xC24, 0, 0x003FFFFC, 0x203FFFFC), (CORTEX_M7, 0xC27, 0, 0x003FFFFC, 0x203FFFFC),
-    (CORTEX_M55, 0xD22, 2, 0x0007FFFC, 0x213FFFFC)])
+    (CORTEX_M33, 0xD21, 0, 0x103FFFFC, 0x383FFFFC), (CORTEX_M55, 0xD22, 2, 0x0007FFFC, 0x213FFFFC)])
 def test_the_board_is_the_core_and_has_the_linker_scripts_memory(platform: str, part: int, mve: int, code_ram: int,
                                                                  data_ram: int, tmp_path: Path) -> None:
     """QEMU's mps2-an500 is a Cortex-M7 (CPUID part 0xC27) whose SSRAM1 (0x0) and SSRAM2/3 (0x20000000) are 4 MiB
     each, as on the mps2-an386 (part 0xC24): the one linker script fits both (QEMU 7.2's ``info mtree`` agrees;
     the an500 lacks the an386's block RAM at 0x01000000 and PSRAM at 0x21000000, which the script does not use).
     The mps3-an547 is a Cortex-M55 (0xD22) with Helium and its floating point (MVFR1 = 2); its script's vector
-    table goes to the 512 KiB ITCM and its data to the 4 MiB ISRAM at 0x21000000."""
+    table goes to the 512 KiB ITCM and its data to the 4 MiB ISRAM at 0x21000000.  The mps2-an505 is a
+    Cortex-M33 (0xD21) whose two 4 MiB SSRAMs the script reaches through their Secure aliases."""
     folder = compile_for(platform, PEERS["Models/MLPerf/KeywordSpotting"], tmp_path / "out")
     (folder / "probe.c").write_text(MEMORY_PROBE, encoding="utf-8")
     built = make_test(folder, "program", PROGRAM="probe.elf", PROGRAM_SRCS="probe.c",

@@ -49,22 +49,24 @@ def test_kws_validates_on_the_platforms_board_with_counts(platform: str, tmp_pat
 
 @pytest.mark.skipif(CORTEX_M4_MPS2.missing() is not None or ROOT is None,
                     reason=f"cannot validate on the emulated boards: {CORTEX_M4_MPS2.missing() or 'no peer tests'}")
-def test_the_cortex_m55_is_counted_from_qemu_s_trace(tmp_path: Path) -> None:
-    """Unicorn has no Helium: the M55's instructions come from QEMU's own execution trace, per layer, without a
-    cycle estimate (no timing model for the core), and the report says which counter ran."""
+@pytest.mark.parametrize(("platform", "board"), [("cortex-m33", "mps2-an505"), ("cortex-m55", "mps3-an547")])
+def test_the_cortex_m33_and_m55_are_counted_from_qemu_s_trace(platform: str, board: str, tmp_path: Path) -> None:
+    """Unicorn has no Helium and the M33's board has another memory map: their instructions come from QEMU's own
+    execution trace, per layer, without a cycle estimate (no timing model for these cores), and the report says
+    which counter ran."""
     assert ROOT is not None
     peer = {test.name: test for test in find_peer_tests(ROOT)}["Models/MLPerf/KeywordSpotting"]
     assert peer.inputs is not None and peer.outputs is not None
     option = ["--option", f"cmsis_nn_path={CMSIS_NN}"] if CMSIS_NN is not None else []
     outcome = CliLab(tmp_path, {"DEEPLOY_CORE_PLUGINS": "generic-c,cortex-m"}).run(
-        "validate", peer.model, "--platform", "cortex-m55", "--inputs", str(peer.inputs), "--outputs",
+        "validate", peer.model, "--platform", platform, "--inputs", str(peer.inputs), "--outputs",
         str(peer.outputs), "--repeats", "1", "--quiet", *option)
     assert outcome.ok, outcome.describe()
-    assert "per inference on mps3-an547: " in outcome.stdout and "no cycle estimate (counted from " \
+    assert f"per inference on {board}: " in outcome.stdout and "no cycle estimate (counted from " \
            "qemu-system-arm's trace" in outcome.stdout, outcome.stdout
     assert outcome.report is not None and schema_violations(outcome.report) == []
     target = outcome.report["target"]
-    assert target["board"] == "mps3-an547" and target["counter"] == "qemu-trace" and target["inferences"] == 1
+    assert target["board"] == board and target["counter"] == "qemu-trace" and target["inferences"] == 1
     assert "estimated_cycles" not in target and "cycle_model" not in target
     assert [layer["index"] for layer in target["layers"]] == list(range(len(outcome.report["layers"])))
     assert sum(layer["instructions"] for layer in target["layers"]) == target["instructions"] > 0
