@@ -3,8 +3,10 @@
 The platform suite compiles every ONNX node test case of every op the
 platforms claim and judges it through the core's node-case batches, which for
 a board platform are cross-built for its core and run on its emulated board:
-the Cortex-M4 (``mps2-an386``), the Cortex-M7 (``mps2-an500``) and the
-Cortex-M55 (``mps3-an547``, where GCC vectorises generic C for Helium).
+the Cortex-M4 (``mps2-an386``), the Cortex-M7 (``mps2-an500``), the
+Cortex-M33 (``mps2-an505``) and the Cortex-M55 (``mps3-an547``, where GCC
+vectorises generic C for Helium).  Every op a platform claims is run on that
+platform's own core.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from deeploy_core.plugins import PluginHost
 from deeploy_core.testing import PlatformConformance, PluginConformance
 from deeploy_cortex_m import plugin as cortex_m_plugin
-from deeploy_cortex_m.names import CORTEX_M4, CORTEX_M7, CORTEX_M55
+from deeploy_cortex_m.names import CORTEX_M4, CORTEX_M7, CORTEX_M33, CORTEX_M55
 from deeploy_generic_c import plugin as generic_c_plugin
 
 
@@ -53,6 +55,16 @@ class TestCortexM55Platform(PlatformConformance):
     plugin = cortex_m_plugin
     plugin_name = "cortex-m"
     platform = CORTEX_M55
+
+    @classmethod
+    def make_host(cls) -> PluginHost:
+        return _host_with_generic_c()
+
+
+class TestCortexM33Platform(PlatformConformance):
+    plugin = cortex_m_plugin
+    plugin_name = "cortex-m"
+    platform = CORTEX_M33
 
     @classmethod
     def make_host(cls) -> PluginHost:
