@@ -21,6 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from deeploy_core.platform.tool_packages import DEBIAN_PACKAGES
 
 LIBRARY = "libnetwork.a"
 """The static library the output folder's Makefile builds (target ``all``)."""
@@ -72,7 +73,7 @@ CORTEX_M4 = CrossTarget(
     name="cortex-m4",
     tool_prefix="arm-none-eabi-",
     cflags=(*CORTEX_M4_ARCH, "-Os", *WARNINGS),
-    package="gcc-arm-none-eabi and libnewlib-arm-none-eabi",
+    package=DEBIAN_PACKAGES["arm-none-eabi-gcc"],
 )
 
 RV32IMC_ARCH: tuple[str, ...] = ("-march=rv32imc", "-mabi=ilp32", "--specs=picolibc.specs")
@@ -83,7 +84,7 @@ RV32IMC = CrossTarget(
     name="rv32imc",
     tool_prefix="riscv64-unknown-elf-",
     cflags=(*RV32IMC_ARCH, "-Os", *WARNINGS),
-    package="gcc-riscv64-unknown-elf and picolibc-riscv64-unknown-elf",
+    package=DEBIAN_PACKAGES["riscv64-unknown-elf-gcc"],
 )
 
 TARGETS: tuple[CrossTarget, ...] = (CORTEX_M4, RV32IMC)

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from deeploy_core.platform.tool_packages import DEBIAN_PACKAGES
 from deeploy_core.testing.cross_targets import CORTEX_M4, CORTEX_M4_ARCH, LIBRARY, RV32IMC, RV32IMC_ARCH, CrossTarget
 
 PACKAGE_FILES = Path(__file__).parent / "emulated"
@@ -119,7 +120,7 @@ CORTEX_M4_MPS2 = EmulatedTarget(
     startup_sources=("cortex_m4_startup.c",),
     emulator="qemu-system-arm",
     emulator_args=("-M", "mps2-an386", "-nographic", "-semihosting-config", "enable=on,target=native"),
-    emulator_package="qemu-system-arm",
+    emulator_package=DEBIAN_PACKAGES["qemu-system-arm"],
 )
 
 RV32IMC_VIRT = EmulatedTarget(
@@ -136,7 +137,7 @@ RV32IMC_VIRT = EmulatedTarget(
     emulator_args=("-M", "virt", "-bios", "none", "-display", "none", "-monitor", "none", "-serial", "none",
                    "-chardev", "stdio,id=dc_console", "-semihosting-config",
                    "enable=on,target=native,chardev=dc_console"),
-    emulator_package="qemu-system-misc",
+    emulator_package=DEBIAN_PACKAGES["qemu-system-riscv32"],
 )
 
 TARGETS: tuple[EmulatedTarget, ...] = (CORTEX_M4_MPS2, RV32IMC_VIRT)

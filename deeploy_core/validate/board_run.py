@@ -26,18 +26,13 @@ from deeploy_core.codegen.profile_marks import PROFILE_DEFINE
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.platform.board import BoardSupport
+from deeploy_core.platform.tool_packages import DEBIAN_PACKAGES
 from deeploy_core.validate.board_harness import BOARD_HARNESS_NAME, board_harness_source, parse_outputs
 from deeploy_core.validate.build import BuildError, Toolchain, make_environment, runtime_objects
 from deeploy_core.validate.target_result import TargetCounts, TargetRun
 
 BOARD_PROGRAM = "network.elf"
 """The program ``make program`` links in the output folder for the board."""
-
-DEBIAN_PACKAGES = {
-    "arm-none-eabi-gcc": "gcc-arm-none-eabi and libnewlib-arm-none-eabi",
-    "qemu-system-arm": "qemu-system-arm",
-}
-"""What to install for a board's tools (named in the error when one is missing)."""
 
 HOST_TOOLS = ("CC", "AR")
 """Left out of the board build's environment: the Makefile then picks the board's cross compiler and archiver."""
@@ -74,8 +69,9 @@ def build_board_program(generated: GeneratedNetwork, directory: Path,
     (directory / BOARD_HARNESS_NAME).write_text(
         board_harness_source(generated.inputs, generated.outputs, inputs, repeats, generated.api), encoding="utf-8")
     flags = build_flags(generated.runtime)
-    command = ["make", "-s", "-C", str(directory), "program", f"PROGRAM={BOARD_PROGRAM}",
-               f"PROGRAM_SRCS={BOARD_HARNESS_NAME}",
+    # In parallel: a network on CMSIS-NN compiles a dozen of its sources besides its own.
+    command = ["make", "-s", f"-j{os.cpu_count() or 1}", "-C", str(directory), "program",
+               f"PROGRAM={BOARD_PROGRAM}", f"PROGRAM_SRCS={BOARD_HARNESS_NAME}",
                f"CFLAGS={shlex.join([*flags.optimisation, *flags.warnings, f'-D{PROFILE_DEFINE}'])}"]
     if cache_dir is not None:
         toolchain = Toolchain((board.compiler,), (*board.arch_flags, *flags.optimisation, *flags.warnings,
