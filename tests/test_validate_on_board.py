@@ -179,3 +179,17 @@ def test_long_layer_names_keep_both_ends_in_the_per_layer_tables() -> None:
     assert len(clipped_label(first)) == LABEL_WIDTH and clipped_label(first) != clipped_label(second)
     assert clipped_label(first).startswith("dscnn_1/activation_1/Relu;") and clipped_label(first).endswith("convolution")
     assert clipped_label("Conv_16_rq") == "Conv_16_rq"
+
+
+def test_a_board_that_names_no_counter_is_reported_uncounted_and_says_so(tmp_path: Path) -> None:
+    """``BoardSupport.counter = ""``: the run stands (its outputs were compared) and the record says why there
+    are no counts; nothing is emulated again."""
+    from deeploy_core.platform.board import BoardSupport
+    from deeploy_core.validate.board_run import count_on_board
+
+    board = BoardSupport(name="some-board", compiler="arm-none-eabi-gcc", arch_flags=("-mcpu=cortex-m4",),
+                         emulator=("qemu-system-arm", "-M", "some-board", "-kernel"), counter="")
+    run = count_on_board(board, tmp_path / "never-built.elf", None, "")  # type: ignore[arg-type]
+    assert (run.board, run.emulator, run.counts) == ("some-board", "qemu-system-arm", None)
+    assert run.note == "not counted: the platform's board names no instruction counter"
+    assert run.report_section({}) == {"board": "some-board", "emulator": "qemu-system-arm", "note": run.note}
