@@ -174,15 +174,21 @@ def test_a_missing_package_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
         count_instructions(Path("absent.elf"))
 
 
-@needs_counter
-@needs_cortex_m4
-@pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
-def test_a_peer_network_counts_per_layer_and_prints_what_qemu_prints(tmp_path: Path) -> None:
+def counted_peer(tmp_path: Path) -> tuple[Path, Path]:
+    """The peer network's folder and its self-test ELF built for mps2-an386 with the profile marks."""
     assert ROOT is not None
     peer = {peer.name: peer for peer in find_peer_tests(ROOT)}[PEER]
     folder = compile_folder(peer.model, peer.inputs, peer.outputs, tmp_path / "out")
     elf = build_program(folder, CORTEX_M4_MPS2, extra_cflags=["-DDC_PROFILE"],
                         main_sources=[*SELF_TEST_MAINS, PROFILE_MARK_SOURCE], build_dir="build-counted")
+    return folder, elf
+
+
+@needs_counter
+@needs_cortex_m4
+@pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
+def test_a_peer_network_counts_per_layer_and_prints_what_qemu_prints(tmp_path: Path) -> None:
+    folder, elf = counted_peer(tmp_path)
     qemu = run_program(elf, CORTEX_M4_MPS2, timeout=120)
     profile = count_instructions(elf)
     assert qemu.self_test_passed, qemu.describe()
@@ -225,11 +231,7 @@ def test_qemu_s_trace_counts_the_known_region_exactly(first: int, second: int, m
 @pytest.mark.skipif(ROOT is None, reason="Deeploy peer tests not found: ../shared/peer-tests/deeploy is missing")
 def test_qemu_s_trace_and_unicorn_count_a_network_the_same(tmp_path: Path) -> None:
     """Two independent instruments, one program: every layer and the inference agree to the instruction."""
-    assert ROOT is not None
-    peer = {peer.name: peer for peer in find_peer_tests(ROOT)}[PEER]
-    folder = compile_folder(peer.model, peer.inputs, peer.outputs, tmp_path / "out")
-    elf = build_program(folder, CORTEX_M4_MPS2, extra_cflags=["-DDC_PROFILE"],
-                        main_sources=[*SELF_TEST_MAINS, PROFILE_MARK_SOURCE], build_dir="build-counted")
+    folder, elf = counted_peer(tmp_path)
     declared = re.search(r"#define DEEPLOY_NETWORK_NUM_LAYERS (\d+)", (folder / "Network.h").read_text("utf-8"))
     assert declared is not None
     traced = count_from_qemu_trace(QEMU_M4, elf, int(declared.group(1)))

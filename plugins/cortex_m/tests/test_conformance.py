@@ -31,41 +31,22 @@ class TestCortexMPlugin(PluginConformance):
     plugin_name = "cortex-m"
 
 
-class TestCortexM4Platform(PlatformConformance):
-    plugin = cortex_m_plugin
-    plugin_name = "cortex-m"
-    platform = CORTEX_M4
+def _platform_suite(core: str) -> type[PlatformConformance]:
+    """The platform suite for ``core``, with generic-c installed beside the plugin."""
 
-    @classmethod
-    def make_host(cls) -> PluginHost:
-        return _host_with_generic_c()
+    class Suite(PlatformConformance):
+        plugin = cortex_m_plugin
+        plugin_name = "cortex-m"
+        platform = core
 
+        @classmethod
+        def make_host(cls) -> PluginHost:
+            return _host_with_generic_c()
 
-class TestCortexM7Platform(PlatformConformance):
-    plugin = cortex_m_plugin
-    plugin_name = "cortex-m"
-    platform = CORTEX_M7
-
-    @classmethod
-    def make_host(cls) -> PluginHost:
-        return _host_with_generic_c()
+    return Suite
 
 
-class TestCortexM55Platform(PlatformConformance):
-    plugin = cortex_m_plugin
-    plugin_name = "cortex-m"
-    platform = CORTEX_M55
-
-    @classmethod
-    def make_host(cls) -> PluginHost:
-        return _host_with_generic_c()
-
-
-class TestCortexM33Platform(PlatformConformance):
-    plugin = cortex_m_plugin
-    plugin_name = "cortex-m"
-    platform = CORTEX_M33
-
-    @classmethod
-    def make_host(cls) -> PluginHost:
-        return _host_with_generic_c()
+TestCortexM4Platform = _platform_suite(CORTEX_M4)
+TestCortexM7Platform = _platform_suite(CORTEX_M7)
+TestCortexM33Platform = _platform_suite(CORTEX_M33)
+TestCortexM55Platform = _platform_suite(CORTEX_M55)

@@ -54,7 +54,6 @@ SELF_TEST_TIMEOUT = 120.0
 FEW_PEERS = ("Models/MLPerf/KeywordSpotting", "Models/miniMobileNet", "Kernels/Integer/Softmax/Regular",
             "Kernels/FP32/Conv/Regular_2D_Bias", "Kernels/FP32/LayerNorm")
 """On the Cortex-M7 and M33 too: two quantised models, an integer kernel, float kernels calling newlib's math."""
-FEW_PEER_BOARDS = {CORTEX_M7: "mps2-an500", CORTEX_M33: "mps2-an505"}
 
 INTEGER_LINE = re.compile(r"^output '.*': .*max abs error (\S+), .*mismatches (\d+)/")
 """The self-test's line per output (``selftest/dc_selftest_main.c``): the largest error and the mismatches."""
@@ -127,36 +126,23 @@ def test_every_peer_is_a_case() -> None:
     assert len(PEERS) >= 80 and set(FEW_PEERS) <= set(PEERS), sorted(set(FEW_PEERS) - set(PEERS))
 
 
-@skip_without_peers
-@skip_without_board
-@pytest.mark.parametrize("name", sorted(PEERS))
-def test_peer_self_test_passes_on_the_emulated_cortex_m4(name: str, tmp_path: Path) -> None:
-    peer = PEERS[name]
-    folder = compile_for(CORTEX_M4, peer, tmp_path / "out")
-    assert "-M mps2-an386" in (folder / "Makefile").read_text(encoding="utf-8")
-    assert_self_test_passed(peer, make_test(folder))
+BOARDS = {CORTEX_M4: ("mps2-an386", "mps2_an386.ld"), CORTEX_M7: ("mps2-an500", "mps2_an386.ld"),
+          CORTEX_M33: ("mps2-an505", "mps2_an505.ld"), CORTEX_M55: ("mps3-an547", "mps3_an547.ld")}
+"""Platform -> the QEMU machine its folder's ``make test`` runs and the linker script in its ``board/``."""
+CASES = [(platform, name) for platform in (CORTEX_M4, CORTEX_M55) for name in sorted(PEERS)] + \
+        [(platform, name) for platform in (CORTEX_M7, CORTEX_M33) for name in FEW_PEERS if name in PEERS]
+"""Every peer on the M4 and the M55, the few on the M7 and the M33."""
 
 
 @skip_without_peers
 @skip_without_board
-@pytest.mark.parametrize("name", sorted(PEERS))
-def test_peer_self_test_passes_on_the_emulated_cortex_m55(name: str, tmp_path: Path) -> None:
-    peer = PEERS[name]
-    folder = compile_for(CORTEX_M55, peer, tmp_path / "out")
-    makefile = (folder / "Makefile").read_text(encoding="utf-8")
-    assert "-M mps3-an547" in makefile and "-mcpu=cortex-m55" in makefile and "mps3_an547.ld" in makefile, makefile
-    assert_self_test_passed(peer, make_test(folder))
-
-
-@skip_without_peers
-@skip_without_board
-@pytest.mark.parametrize("platform", sorted(FEW_PEER_BOARDS))
-@pytest.mark.parametrize("name", FEW_PEERS)
-def test_peer_self_test_passes_on_the_emulated_cortex_m7_and_m33(name: str, platform: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("platform", "name"), CASES)
+def test_peer_self_test_passes_on_the_platforms_emulated_core(platform: str, name: str, tmp_path: Path) -> None:
     peer = PEERS[name]
     folder = compile_for(platform, peer, tmp_path / "out")
+    machine, script = BOARDS[platform]
     makefile = (folder / "Makefile").read_text(encoding="utf-8")
-    assert f"-M {FEW_PEER_BOARDS[platform]}" in makefile and f"-mcpu={platform}" in makefile, makefile
+    assert f"-M {machine}" in makefile and f"-mcpu={platform}" in makefile and (folder / "board" / script).is_file()
     assert_self_test_passed(peer, make_test(folder))
 
 
