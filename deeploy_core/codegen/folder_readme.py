@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deeploy_core.codegen.api_names import DEFAULT_API, NetworkApi
 from deeploy_core.codegen.runtime_files import RuntimeFiles
+from deeploy_core.mapping.external_library import ExternalLibrary
 from deeploy_core.tolerance import MIN_COSINE, SCALE_TOLERANCE
 
 
@@ -42,6 +43,59 @@ def _cross_compile(runtime: RuntimeFiles) -> list[str]:
             "                                       # (objects are rebuilt when CC or the flags change)"]
 
 
+def _board_build(runtime: RuntimeFiles, self_test: bool) -> list[str]:
+    """The build lines of a folder for a microcontroller board: the Makefile cross-compiles by default."""
+    board = runtime.board
+    assert board is not None
+    lines = [f"make                                   # libnetwork.a (C99) with {board.compiler} "
+             f"{' '.join(board.arch_flags)}",
+             "make CC=... DC_ARCH='...'              # another compiler or core flags (objects are rebuilt)"]
+    for library in _used(runtime):
+        lines.append(f"{f'make {library.variable}=/path/to/it':<39}# the library's files the network calls, "
+                     "from your copy")
+    if self_test:
+        emulator = board.emulator[0] if board.emulator else "its emulator"
+        lines.append(f"make test                              # the self-test, run on {board.name} ({emulator})")
+    lines.append("make profile                           # says how to time layers on the board")
+    return lines
+
+
+def _used(runtime: RuntimeFiles) -> list[ExternalLibrary]:
+    """The user-provided libraries some layer calls (a platform may declare one that no layer of this network
+    needs)."""
+    return [library for library in runtime.external if library.sources]
+
+
+def _external_section(runtime: RuntimeFiles) -> list[str]:
+    """What each user-provided library is and which of its files the folder compiles."""
+    lines: list[str] = []
+    for library in _used(runtime):
+        lines += [
+            "",
+            f"## {library.variable}",
+            "",
+            "Some layers call a library this folder does not contain: get it from",
+            f"{library.where} and give its root as `{library.variable}` to `make`",
+            f"(or `cmake -D{library.variable}=...`; a root given at compile time is the Makefile's default).",
+            f"The build compiles the {len(library.sources)} of its files the network calls (listed in the",
+            f"Makefile) and stops with one line if `{library.marker}` is not under that root.",
+        ]
+    return lines
+
+
+def _board_profile(api: NetworkApi) -> list[str]:
+    """How to time layers on the board (``make profile`` runs on a host only)."""
+    return [
+        "",
+        "## Profile",
+        "",
+        f"Build `Network.c` with `-DDC_PROFILE`: `RunNetwork` then calls `{api.profile_mark}(k)` before layer k",
+        "and after the last; define that function in your firmware to read a cycle counter (DWT_CYCCNT on a",
+        "Cortex-M).  Without `-DDC_PROFILE` the marks compile to nothing.  `deeploy-core validate` on this",
+        "platform counts every layer's instructions on the emulated board.",
+    ]
+
+
 def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test: bool,
                   api: NetworkApi = DEFAULT_API, cmake_target: str = "network") -> str:
     """The README text (no paths outside the folder, no dates: it must be the same on every compile)."""
@@ -54,12 +108,14 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
         "## Build",
         "",
         "```sh",
-        "make                                   # libnetwork.a (C99)",
-        *_cross_compile(runtime),
     ]
-    if self_test:
-        lines.append("make test                              # build and run the self-test")
-    lines.append("make profile REPEATS=20                # every layer's best time over 20 runs, on this host")
+    if runtime.board is not None:
+        lines += _board_build(runtime, self_test)
+    else:
+        lines += ["make                                   # libnetwork.a (C99)", *_cross_compile(runtime)]
+        if self_test:
+            lines.append("make test                              # build and run the self-test")
+        lines.append("make profile REPEATS=20                # every layer's best time over 20 runs, on this host")
     lines += [
         f"cmake -S . -B cmake-build && cmake --build cmake-build   # the same library as CMake target `{cmake_target}`",
         "```",
@@ -76,6 +132,7 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
         *_call(api),
         "",
         "`report.json` describes the layers, the memory plan and the input/output types.",
+        *_external_section(runtime),
     ]
     if runtime.host_sources:
         lines += [
@@ -95,7 +152,7 @@ def folder_readme(network: str, platform: str, runtime: RuntimeFiles, self_test:
             "`runtime/host` emulates the hardware on a host; it is linked into test programs, not into",
             "`libnetwork.a`.",
         ]
-    lines += [
+    lines += _board_profile(api) if runtime.board is not None else [
         "",
         "## Profile",
         "",
