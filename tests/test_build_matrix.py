@@ -272,5 +272,13 @@ def test_a_changed_constant_is_caught_and_failures_are_told_apart(matrix: Matrix
     refused = build_and_run(compiled.folder, BuildConfig(GCC, "-O2", ("-fno-such-option",)), compiled.inputs,
                             tmp_path / "refused")
     assert refused.status == BUILD_FAILED and "no-such-option" in refused.detail
-    stopped = build_and_run(compiled.folder, BASELINE, compiled.inputs, tmp_path / "stopped", timeout=1e-4)
-    assert stopped.status == RUN_FAILED and "no result after" in stopped.detail
+    # A program that never ends, not a tiny timeout: a fast program could finish inside any timeout we race it
+    # against (it did on a loaded CI machine).  A constructor that spins runs before main.
+    hanging = mirror_folder(compiled.folder, tmp_path / "hanging")
+    network = hanging / "Network.c"
+    source = network.read_text()
+    network.unlink()  # a hard link to the original folder's file: replace it, never write through it
+    network.write_text(source + "\nstatic void dc_hang(void) __attribute__((constructor));\n"
+                       "static void dc_hang(void) { volatile unsigned long spin = 0; for (;;) spin++; }\n")
+    stopped = build_and_run(hanging, BASELINE, compiled.inputs, tmp_path / "stopped", timeout=2.0)
+    assert stopped.status == RUN_FAILED and stopped.detail == "no result after 2 s", stopped
