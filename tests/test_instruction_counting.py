@@ -257,3 +257,5 @@ def test_a_trace_is_read_by_translation_and_a_block_never_translated_is_refused(
     assert events == [(0, 2, 0), (1, 4, 0)]
     with pytest.raises(TraceCountingError, match="0x200"):
         tally_trace(["Trace 0: 0x7f00 [00000000/00000200/00000001/ff000200] main"], "mark", 1)
+    with pytest.raises(TraceCountingError, match="needs a qemu-system-\\* emulator"):
+        count_from_qemu_trace(("renode", "--console"), Path("absent.elf"), 1)
