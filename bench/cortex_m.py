@@ -66,8 +66,11 @@ from deeploy_core.api import CompileOptions, compile_model  # noqa: E402
 from deeploy_core.plugins import PluginHost  # noqa: E402
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2, SELF_TEST_MAINS, build_program  # noqa: E402
 from deeploy_core.emulation.instruction_counting import count_instructions, missing  # noqa: E402
+from deeploy_core.emulation.instruction_profile import InstructionProfile  # noqa: E402
 from deeploy_core.emulation.qemu_trace_counting import count_from_qemu_trace  # noqa: E402
 from deeploy_core.testing.emulated_targets import EmulatedTarget  # noqa: E402
+from deeploy_cortex_m.board import arm_board  # noqa: E402
+from deeploy_cortex_m.cores import CORES  # noqa: E402
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root  # noqa: E402
 from deeploy_core.testing.section_sizes import SectionSizes  # noqa: E402
 
@@ -75,25 +78,19 @@ ROOT = Path(__file__).resolve().parent.parent
 MARK_SOURCE = ROOT / "deeploy_core" / "testing" / "emulated" / "dc_profile_mark.c"
 MLPERF_TINY = ("resnet8", "dscnn", "mobilenet_v1_025", "fc_autoencoder")
 PEERS = ("Models/MLPerf/KeywordSpotting", "Models/miniMobileNet")
-BOARD_SCRIPTS = ROOT / "plugins" / "cortex_m" / "deeploy_cortex_m" / "boards"
-
-
-def _traced_target(core: str, arch: tuple[str, ...], machine: str, script: str) -> EmulatedTarget:
-    """A board the Cortex-M plugin's folders run on, as the core's build helper takes it."""
-    return EmulatedTarget(
-        name=core, cross=CORTEX_M4_MPS2.cross, arch_flags=arch,
-        link_flags=("--specs=rdimon.specs", "-nostartfiles", "-T", str(BOARD_SCRIPTS / script)),
-        startup_sources=CORTEX_M4_MPS2.startup_sources, emulator="qemu-system-arm",
-        emulator_args=("-M", machine, "-nographic", "-semihosting-config", "enable=on,target=native"),
-        emulator_package="qemu-system-arm")
-
-
-OTHER_CORES = (
-    _traced_target("cortex-m33", ("-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"),
-                   "mps2-an505", "mps2_an505.ld"),
-    _traced_target("cortex-m55", ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"), "mps3-an547", "mps3_an547.ld"),
-)
+OTHER_CORES = ("cortex-m33", "cortex-m55")
 """The cores counted from QEMU's trace: the platform of the same name against generic C on each."""
+
+
+def _traced_target(core: str) -> EmulatedTarget:
+    """The plugin's board for ``core`` (flags, linker script, QEMU machine), as the core's build helper takes it."""
+    board = arm_board(CORES[core])
+    assert board.linker_script is not None and board.emulator[-1] == "-kernel"
+    return EmulatedTarget(
+        name=core, cross=CORTEX_M4_MPS2.cross, arch_flags=board.arch_flags,
+        link_flags=(*board.link_flags, "-T", str(board.linker_script)),
+        startup_sources=CORTEX_M4_MPS2.startup_sources, emulator=board.emulator[0],
+        emulator_args=board.emulator[1:-1], emulator_package=CORTEX_M4_MPS2.emulator_package)
 RATIO_TARGET = 0.5
 OVERHEAD_TARGET = 0.10
 SEED = 0
@@ -172,38 +169,44 @@ def _compile(case: Case, platform: str, folder: Path) -> None:
         raise RuntimeError(f"compile {case.name} for {platform}: {(result.stderr or result.stdout).strip()[:800]}")
 
 
-def _measure(case: Case, platform: str, scratch: Path, optimisation: str = "-O2") -> Measured:
-    """Compile with the self-test, build for the M4 with the profile marks, count one run, measure the library."""
-    folder = scratch / f"{case.name}-{platform}"
+def _profile_build(case: Case, platform: str, target: EmulatedTarget, folder: Path, optimisation: str) -> Path:
+    """``case`` compiled for ``platform`` with its self-test into ``folder`` and built for ``target`` with the
+    profile marks; the ELF."""
     _compile(case, platform, folder)
-    elf = build_program(folder, CORTEX_M4_MPS2, optimisation=optimisation, extra_cflags=("-DDC_PROFILE",),
-                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir=f"build-count{optimisation}")
-    profile = count_instructions(elf)
+    return build_program(folder, target, optimisation=optimisation, extra_cflags=("-DDC_PROFILE",),
+                         main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir=f"build-{target.name}{optimisation}")
+
+
+def _outside_cmsis_nn(case: Case, platform: str, profile: InstructionProfile) -> int:
+    """The instructions of one inference outside CMSIS-NN's ``arm_*`` functions, once the self-test passed."""
     if profile.exit_status != 0 or "self-test passed" not in profile.stdout:
         raise RuntimeError(f"{case.name} on {platform}: self-test failed (exit {profile.exit_status}): "
                            + profile.stdout.strip()[-1500:])
+    inside = sum(function.instructions for function in profile.functions if function.name.startswith("arm_"))
+    return profile.inference_instructions - inside
+
+
+def _measure(case: Case, platform: str, scratch: Path, optimisation: str = "-O2") -> Measured:
+    """Compile with the self-test, build for the M4 with the profile marks, count one run, measure the library."""
+    folder = scratch / f"{case.name}-{platform}"
+    elf = _profile_build(case, platform, CORTEX_M4_MPS2, folder, optimisation)
+    profile = count_instructions(elf)
+    outside = _outside_cmsis_nn(case, platform, profile)
     members = {path.with_suffix(".o").name for path in folder.glob("*.c")}
     sizes = linked_sizes(elf.parent / "libnetwork.a", members, "arm-none-eabi-").total
-    inside = sum(function.instructions for function in profile.functions if function.name.startswith("arm_"))
     arena = int(json.loads((folder / "report.json").read_text(encoding="utf-8"))["memory"]["arena_bytes"])
-    return Measured(profile.inference_instructions, profile.inference_cycles, profile.inference_instructions - inside,
-                    sizes, arena)
+    return Measured(profile.inference_instructions, profile.inference_cycles, outside, sizes, arena)
 
 
-def _measure_traced(case: Case, platform: str, target: EmulatedTarget, scratch: Path,
+def _measure_traced(case: Case, platform: str, core: str, scratch: Path,
                     optimisation: str = "-O2") -> tuple[int, int]:
-    """Instructions of one inference on ``target``'s core and those outside CMSIS-NN, from QEMU's trace."""
-    folder = scratch / f"{case.name}-{platform}-{target.name}"
-    _compile(case, platform, folder)
-    elf = build_program(folder, target, optimisation=optimisation, extra_cflags=("-DDC_PROFILE",),
-                        main_sources=(*SELF_TEST_MAINS, MARK_SOURCE), build_dir=f"build-{target.name}{optimisation}")
+    """Instructions of one inference on ``core`` and those outside CMSIS-NN, from QEMU's trace."""
+    folder = scratch / f"{case.name}-{platform}-{core}"
+    target = _traced_target(core)
+    elf = _profile_build(case, platform, target, folder, optimisation)
     layers = len(json.loads((folder / "report.json").read_text(encoding="utf-8"))["layers"])
     profile = count_from_qemu_trace((target.emulator, *target.emulator_args, "-kernel"), elf, layers)
-    if profile.exit_status != 0 or "self-test passed" not in profile.stdout:
-        raise RuntimeError(f"{case.name} on {platform} ({target.name}): self-test failed "
-                           f"(exit {profile.exit_status}): " + profile.stdout.strip()[-1500:])
-    inside = sum(function.instructions for function in profile.functions if function.name.startswith("arm_"))
-    return profile.inference_instructions, profile.inference_instructions - inside
+    return profile.inference_instructions, _outside_cmsis_nn(case, f"{platform} ({core})", profile)
 
 
 CORE_HEADER = ["network", "core", "generic-c instr", "cortex-m instr", "ratio", "outside CMSIS-NN"]
@@ -275,10 +278,10 @@ def main(argv: list[str] | None = None) -> int:
             size_rows += _size_rows(case, {"generic-c": generic, "cortex-m4": cortex})
             missed += row_missed
             print(" ".join(row), file=sys.stderr, flush=True)
-            for target in () if args.no_other_cores else OTHER_CORES:
-                portable, _ = _measure_traced(case, "generic-c", target, scratch, args.optimisation)
-                kernels, outside = _measure_traced(case, target.name, target, scratch, args.optimisation)
-                core_rows.append([case.name, target.name, f"{portable:,}", f"{kernels:,}",
+            for core in () if args.no_other_cores else OTHER_CORES:
+                portable, _ = _measure_traced(case, "generic-c", core, scratch, args.optimisation)
+                kernels, outside = _measure_traced(case, core, core, scratch, args.optimisation)
+                core_rows.append([case.name, core, f"{portable:,}", f"{kernels:,}",
                                   f"{kernels / portable:.3f}", f"{outside / kernels:.1%}"])
                 print(" ".join(core_rows[-1]), file=sys.stderr, flush=True)
     print_table(HEADER, rows, args.markdown)

@@ -23,6 +23,7 @@ import numpy as np
 
 from deeploy_core.codegen.output_folder import build_flags
 from deeploy_core.codegen.profile_marks import PROFILE_DEFINE
+from deeploy_core.emulation.instruction_profile import InstructionProfile
 from deeploy_core.errors import DeeployError
 from deeploy_core.network import GeneratedNetwork
 from deeploy_core.platform.board import BoardSupport
@@ -118,39 +119,43 @@ def run_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork
 def count_on_board(board: BoardSupport, program: Path, generated: GeneratedNetwork, printed: str) -> TargetRun:
     """The board run's record, with the counter's figures when it can run here and agrees with the emulator."""
     emulator = Path(board.emulator[0]).name if board.emulator else ""
-    if board.counter == "qemu-trace":
-        return _count_from_trace(board, program, generated, printed, emulator)
-    from deeploy_core.emulation.instruction_counting import CountingError, count_instructions, missing
-
-    reason = "the platform's board names no instruction counter" if not board.counter else missing()
-    if reason:
-        return TargetRun(board.name, emulator, note=f"not counted: {reason}")
     try:
-        profile = count_instructions(program, mark_symbol=generated.api.profile_mark)
-    except CountingError as error:
-        return TargetRun(board.name, emulator, note=f"not counted: the counter stopped: {str(error).splitlines()[0]}")
+        profile = _counted_profile(board, program, generated)
+    except _NotCounted as reason:
+        return TargetRun(board.name, emulator, note=f"not counted: {reason}")
     if profile.exit_status != 0 or profile.stdout != printed:
         return TargetRun(board.name, emulator, note=f"not counted: the counted run ended with status "
                                                     f"{profile.exit_status} or printed other outputs than "
                                                     f"{emulator}")
-    return TargetRun(board.name, emulator, TargetCounts.of(profile))
+    return TargetRun(board.name, emulator, TargetCounts.of(profile, board.counter))
 
 
-def _count_from_trace(board: BoardSupport, program: Path, generated: GeneratedNetwork, printed: str,
-                      emulator: str) -> TargetRun:
-    """Counts read from the emulator's execution trace (:mod:`deeploy_core.emulation.qemu_trace_counting`)."""
-    from deeploy_core.emulation.qemu_trace_counting import TraceCountingError, count_from_qemu_trace
+class _NotCounted(Exception):
+    """Why the board's counter gave no profile (its message is the reason)."""
 
+
+def _counted_profile(board: BoardSupport, program: Path, generated: GeneratedNetwork) -> InstructionProfile:
+    """The program run again under the board's counter: Unicorn's Cortex-M4, or the emulator's own trace
+    (:mod:`deeploy_core.emulation.qemu_trace_counting`)."""
+    if board.counter == "qemu-trace":
+        from deeploy_core.emulation.qemu_trace_counting import TraceCountingError, count_from_qemu_trace
+
+        try:
+            return count_from_qemu_trace(board.emulator, program, len(generated.report["layers"]),
+                                         mark_symbol=generated.api.profile_mark, timeout=RUN_TIMEOUT)
+        except (TraceCountingError, subprocess.TimeoutExpired) as error:
+            raise _NotCounted(f"the traced run stopped: {str(error).splitlines()[0]}") from error
+    if not board.counter:
+        raise _NotCounted("the platform's board names no instruction counter")
+    from deeploy_core.emulation.instruction_counting import CountingError, count_instructions, missing
+
+    reason = missing()
+    if reason:
+        raise _NotCounted(reason)
     try:
-        profile = count_from_qemu_trace(board.emulator, program, len(generated.report["layers"]),
-                                        mark_symbol=generated.api.profile_mark, timeout=RUN_TIMEOUT)
-    except (TraceCountingError, subprocess.TimeoutExpired) as error:
-        return TargetRun(board.name, emulator, note=f"not counted: the traced run stopped: {str(error).splitlines()[0]}")
-    if profile.exit_status != 0 or profile.stdout != printed:
-        return TargetRun(board.name, emulator, note=f"not counted: the traced run ended with status "
-                                                    f"{profile.exit_status} or printed other outputs than the "
-                                                    f"untraced one")
-    return TargetRun(board.name, emulator, TargetCounts.of(profile, cycle_model=None))
+        return count_instructions(program, mark_symbol=generated.api.profile_mark)
+    except CountingError as error:
+        raise _NotCounted(f"the counter stopped: {str(error).splitlines()[0]}") from error
 
 
 def validate_on_board(generated: GeneratedNetwork, directory: Path, inputs: dict[str, np.ndarray],

@@ -37,19 +37,21 @@ class TargetCounts:
     """Per C function over the whole counted run (start-up and printing included), most instructions first."""
     seconds: float
     """Wall time of the counted emulation."""
-    cycle_model: str | None = CYCLE_MODEL
-    """How the cycles were estimated; None when they were not (the counts came from QEMU's trace)."""
     counter: str = "unicorn"
     """Which counter ran: ``unicorn`` or ``qemu-trace`` (:class:`~deeploy_core.platform.board.BoardSupport`)."""
 
+    @property
+    def cycle_model(self) -> str | None:
+        """How the cycles were estimated; None when they were not (only the Unicorn counter has a timing model)."""
+        return CYCLE_MODEL if self.counter == "unicorn" else None
+
     @classmethod
-    def of(cls, profile: InstructionProfile, cycle_model: str | None = CYCLE_MODEL) -> TargetCounts:
+    def of(cls, profile: InstructionProfile, counter: str = "unicorn") -> TargetCounts:
         runs = max(profile.inferences, 1)
         layers = tuple(LayerCount(layer.index, layer.instructions // runs, layer.cycles // runs)
                        for layer in profile.layers)
         return cls(profile.inference_instructions // runs, profile.inference_cycles // runs, layers,
-                   profile.inferences, profile.functions, profile.seconds, cycle_model,
-                   "unicorn" if cycle_model is not None else "qemu-trace")
+                   profile.inferences, profile.functions, profile.seconds, counter)
 
     @property
     def cmsis_nn_instructions(self) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from deeploy_core.testing.cli_outcomes import CliLab
+from deeploy_core.testing.cli_outcomes import CliLab, CliOutcome
 from deeploy_core.testing.emulated_targets import CORTEX_M4_MPS2
 from deeploy_core.emulation.instruction_counting import missing as counter_missing
 from deeploy_core.testing.peer_tests import find_peer_tests, peer_tests_root
@@ -28,16 +28,21 @@ MISSING = CORTEX_M4_MPS2.missing() or counter_missing() or (
 BOARDS = {"cortex-m4": "mps2-an386", "cortex-m7": "mps2-an500"}
 
 
-@pytest.mark.skipif(MISSING is not None, reason=f"cannot validate on the emulated boards: {MISSING}")
-@pytest.mark.parametrize("platform", sorted(BOARDS))
-def test_kws_validates_on_the_platforms_board_with_counts(platform: str, tmp_path: Path) -> None:
+def validate_kws(platform: str, tmp_path: Path) -> CliOutcome:
+    """``deeploy-core validate`` of the KWS peer on ``platform``'s board, CMSIS-NN named through the option."""
     assert ROOT is not None
     peer = {test.name: test for test in find_peer_tests(ROOT)}["Models/MLPerf/KeywordSpotting"]
     assert peer.inputs is not None and peer.outputs is not None
     option = ["--option", f"cmsis_nn_path={CMSIS_NN}"] if CMSIS_NN is not None else []
-    outcome = CliLab(tmp_path, {"DEEPLOY_CORE_PLUGINS": "generic-c,cortex-m"}).run(
+    return CliLab(tmp_path, {"DEEPLOY_CORE_PLUGINS": "generic-c,cortex-m"}).run(
         "validate", peer.model, "--platform", platform, "--inputs", str(peer.inputs), "--outputs", str(peer.outputs),
         "--repeats", "1", "--quiet", *option)
+
+
+@pytest.mark.skipif(MISSING is not None, reason=f"cannot validate on the emulated boards: {MISSING}")
+@pytest.mark.parametrize("platform", sorted(BOARDS))
+def test_kws_validates_on_the_platforms_board_with_counts(platform: str, tmp_path: Path) -> None:
+    outcome = validate_kws(platform, tmp_path)
     assert outcome.ok, outcome.describe()
     assert f"per inference on {BOARDS[platform]}: " in outcome.stdout
     assert outcome.report is not None and schema_violations(outcome.report) == []
@@ -54,13 +59,7 @@ def test_the_cortex_m33_and_m55_are_counted_from_qemu_s_trace(platform: str, boa
     """Unicorn has no Helium and the M33's board has another memory map: their instructions come from QEMU's own
     execution trace, per layer, without a cycle estimate (no timing model for these cores), and the report says
     which counter ran."""
-    assert ROOT is not None
-    peer = {test.name: test for test in find_peer_tests(ROOT)}["Models/MLPerf/KeywordSpotting"]
-    assert peer.inputs is not None and peer.outputs is not None
-    option = ["--option", f"cmsis_nn_path={CMSIS_NN}"] if CMSIS_NN is not None else []
-    outcome = CliLab(tmp_path, {"DEEPLOY_CORE_PLUGINS": "generic-c,cortex-m"}).run(
-        "validate", peer.model, "--platform", platform, "--inputs", str(peer.inputs), "--outputs",
-        str(peer.outputs), "--repeats", "1", "--quiet", *option)
+    outcome = validate_kws(platform, tmp_path)
     assert outcome.ok, outcome.describe()
     assert f"per inference on {board}: " in outcome.stdout and "no cycle estimate (counted from " \
            "qemu-system-arm's trace" in outcome.stdout, outcome.stdout
